@@ -1,0 +1,20 @@
+"""Config helpers: strict merge of user configs over component defaults."""
+from lzlite.config.compile import (
+    CREATE_DEFAULTS,
+    TOP_LEVEL_DEFAULTS,
+    ConfigError,
+    compile_config,
+    load_config_file,
+    merge_strict,
+    save_config,
+)
+
+__all__ = [
+    "ConfigError",
+    "compile_config",
+    "merge_strict",
+    "load_config_file",
+    "save_config",
+    "TOP_LEVEL_DEFAULTS",
+    "CREATE_DEFAULTS",
+]

@@ -1,0 +1,258 @@
+"""Strict config merging: a user config over the defaults of the components it names.
+
+A user config follows LightZero's layout::
+
+    main_config = dict(exp_name=..., env=dict(...), policy=dict(...))
+    create_config = dict(env=dict(type='tictactoe', import_names=[...]),
+                         policy=dict(type='muzero', import_names=[...]))
+
+``compile_config`` looks the named components up in the registries, merges the user's values over
+their ``default_config()`` and rejects every key it does not know (naming its path and the nearest
+valid keys) and every value of the wrong type (naming the expected type).
+"""
+from __future__ import annotations
+
+import copy
+import difflib
+import os
+import pprint
+import runpy
+import sys
+from typing import Any, Mapping, Optional, Tuple
+
+from easydict import EasyDict
+
+from lzlite import registry as _reg
+
+__all__ = [
+    "ConfigError",
+    "compile_config",
+    "merge_strict",
+    "load_config_file",
+    "save_config",
+    "TOP_LEVEL_DEFAULTS",
+    "CREATE_DEFAULTS",
+]
+
+
+class ConfigError(ValueError):
+    """An invalid config: unknown key, wrong type, missing variable, unknown component."""
+
+
+# Keys of main_config that are not owned by a component.
+TOP_LEVEL_DEFAULTS = dict(
+    exp_name="default_experiment",  # run directory name under `runs/`; the resolved config is written there
+    entry=None,  # entry function name (e.g. 'train_muzero'); None: the policy's own default entry
+    seed=None,  # default seed when the command line gives none (None: 0)
+)
+
+# create_config: which registered component fills each role. Unknown roles are errors too.
+_CREATE_ITEM = dict(
+    type=None,  # registered name of the component
+    import_names=[],  # modules to import first so a user's registered class is found
+)
+CREATE_DEFAULTS = dict(
+    env=dict(_CREATE_ITEM),  # the environment (ENV_REGISTRY)
+    policy=dict(_CREATE_ITEM),  # the algorithm (POLICY_REGISTRY)
+    env_manager=dict(_CREATE_ITEM),  # accepted for LightZero configs; lzlite steps games in batches itself
+    collector=dict(_CREATE_ITEM),  # optional override of the policy's collector (COLLECTOR_REGISTRY)
+    evaluator=dict(_CREATE_ITEM),  # optional override of the policy's evaluator (EVALUATOR_REGISTRY)
+    replay_buffer=dict(_CREATE_ITEM),  # optional override of the policy's buffer (BUFFER_REGISTRY)
+)
+
+_NUMBER = (int, float)
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, (list, tuple)):
+        return "list"
+    if isinstance(value, Mapping):
+        return "dict"
+    return type(value).__name__
+
+
+def _check_type(path: str, default: Any, value: Any) -> Any:
+    """Return ``value`` (ints widened to float where a float is expected) or raise ConfigError."""
+    if default is None or value is None:
+        return value  # None defaults are free-typed; None values mean "unset"
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(default, int):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif isinstance(default, float):
+        ok = isinstance(value, _NUMBER) and not isinstance(value, bool)
+        if ok:
+            value = float(value)
+    elif isinstance(default, str):
+        ok = isinstance(value, str)
+    elif isinstance(default, (list, tuple)):
+        ok = isinstance(value, (list, tuple))
+    elif isinstance(default, Mapping):
+        ok = isinstance(value, Mapping)
+    else:
+        ok = isinstance(value, type(default))
+    if not ok:
+        raise ConfigError(
+            f"config key '{path}' expects {_type_name(default)} (default {default!r}), "
+            f"got {_type_name(value)} {value!r}"
+        )
+    return value
+
+
+def merge_strict(default: Mapping, user: Optional[Mapping], path: str = "") -> EasyDict:
+    """Deep-merge ``user`` over ``default``; unknown keys and wrong types raise ConfigError.
+
+    A default dict that is empty is open: it accepts any keys (used for free-form kwargs).
+
+    Args:
+        default: the component defaults (nested dicts).
+        user: the user's values, or None.
+        path: dotted prefix used in error messages.
+    """
+    out = EasyDict(copy.deepcopy(dict(default)))
+    if user is None:
+        return out
+    if not isinstance(user, Mapping):
+        raise ConfigError(f"config key '{path or '<root>'}' expects dict, got {_type_name(user)} {user!r}")
+    open_dict = len(default) == 0
+    for key, value in user.items():
+        key_path = f"{path}.{key}" if path else str(key)
+        if key not in default:
+            if open_dict:
+                out[key] = copy.deepcopy(value)
+                continue
+            close = difflib.get_close_matches(str(key), [str(k) for k in default], n=3, cutoff=0.6)
+            hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            valid = ", ".join(sorted(str(k) for k in default))
+            raise ConfigError(f"unknown config key '{key_path}'.{hint} Valid keys here: {valid}")
+        dv = default[key]
+        if isinstance(dv, Mapping) and isinstance(value, Mapping):
+            out[key] = merge_strict(dv, value, key_path)
+        else:
+            out[key] = copy.deepcopy(_check_type(key_path, dv, value))
+    return out
+
+
+def _component_defaults(reg: _reg.Registry, type_name: Optional[str], role: str) -> Tuple[Any, dict]:
+    if not type_name:
+        raise ConfigError(f"create_config.{role}.type is required (known: {', '.join(reg.names())})")
+    try:
+        cls = reg.get(type_name)
+    except _reg.RegistryError as e:
+        raise ConfigError(f"create_config.{role}.type: {e}") from None
+    if not hasattr(cls, "default_config"):
+        raise ConfigError(f"{role} '{type_name}' ({cls}) has no default_config()")
+    return cls, cls.default_config()
+
+
+def compile_config(
+    main_config: Mapping,
+    create_config: Optional[Mapping] = None,
+    seed: Optional[int] = None,
+    save_dir: Optional[str] = None,
+) -> EasyDict:
+    """Merge a LightZero-style user config over component defaults, strictly.
+
+    Args:
+        main_config: dict with ``exp_name``, ``env`` and ``policy`` sections.
+        create_config: dict naming the component types (``env.type``, ``policy.type``) and the user
+            modules to import first (``import_names``).
+        seed: overrides ``main_config.seed`` when given.
+        save_dir: when given, the resolved config is written to ``save_dir/config.py``.
+
+    Returns:
+        The resolved EasyDict with sections ``env``, ``policy`` and ``create`` (the create config),
+        plus the top-level keys of ``TOP_LEVEL_DEFAULTS``.
+
+    Raises:
+        ConfigError: unknown keys (with the nearest valid ones), wrong types, unknown components.
+    """
+    if not isinstance(main_config, Mapping):
+        raise ConfigError(f"main_config must be a dict, got {_type_name(main_config)}")
+    create = merge_strict(CREATE_DEFAULTS, create_config or {}, "create_config")
+    for role in CREATE_DEFAULTS:
+        try:
+            _reg.import_modules(create[role].import_names)
+        except _reg.RegistryError as e:
+            raise ConfigError(f"create_config.{role}: {e}") from None
+
+    _, env_defaults = _component_defaults(_reg.ENV_REGISTRY, create.env.type, "env")
+    _, policy_defaults = _component_defaults(_reg.POLICY_REGISTRY, create.policy.type, "policy")
+    defaults = dict(TOP_LEVEL_DEFAULTS, env=env_defaults, policy=policy_defaults)
+    cfg = merge_strict(defaults, main_config, "main_config")
+    if seed is not None:
+        cfg.seed = int(seed)
+    elif cfg.seed is None:
+        cfg.seed = 0
+    cfg.create = create
+    if save_dir is not None:
+        save_config(cfg, os.path.join(save_dir, "config.py"))
+    return cfg
+
+
+def save_config(cfg: Mapping, path: str) -> None:
+    """Write a resolved config as a Python file that ``load_config_file`` reads back (atomically)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    plain = _to_plain(cfg)
+    create = plain.pop("create", {})
+    text = (
+        "# Resolved lzlite config: defaults merged with the user's values.\n"
+        f"main_config = {pprint.pformat(plain, sort_dicts=True, width=100)}\n\n"
+        f"create_config = {pprint.pformat(create, sort_dicts=True, width=100)}\n"
+    )
+    tmp = f"{path}.tmp.{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def _to_plain(x: Any) -> Any:
+    if isinstance(x, Mapping):
+        return {str(k): _to_plain(v) for k, v in x.items()}
+    if isinstance(x, tuple):
+        return [_to_plain(v) for v in x]
+    if isinstance(x, list):
+        return [_to_plain(v) for v in x]
+    return x
+
+
+def load_config_file(path: str) -> Tuple[dict, dict]:
+    """Run a config file and return its ``(main_config, create_config)``.
+
+    The file's directory is put on ``sys.path`` so modules beside it (a user's policy, say) can be
+    named in ``import_names``.
+
+    Raises:
+        ConfigError: the file is missing, fails to run, or lacks the two variables.
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise ConfigError(f"config path must be a string, got {_type_name(path)}")
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        hint = ""
+        if os.path.isdir(path) and os.path.isfile(os.path.join(path, "config.py")):
+            hint = f" Did you mean {os.path.join(path, 'config.py')}?"
+        raise ConfigError(f"config file not found: '{path}'.{hint}")
+    folder = os.path.dirname(os.path.abspath(path))
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    try:
+        namespace = runpy.run_path(path, run_name="__lzlite_config__")
+    except Exception as e:  # the user's file is arbitrary Python: report, don't dump a traceback
+        raise ConfigError(f"config file '{path}' failed to run: {type(e).__name__}: {e}") from e
+    missing = [name for name in ("main_config", "create_config") if name not in namespace]
+    if missing:
+        raise ConfigError(
+            f"config file '{path}' must define main_config and create_config; missing: {', '.join(missing)}"
+        )
+    main, create = namespace["main_config"], namespace["create_config"]
+    for name, value in (("main_config", main), ("create_config", create)):
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{name} in '{path}' must be a dict, got {_type_name(value)}")
+    return dict(main), dict(create)

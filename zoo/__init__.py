@@ -1,0 +1,1 @@
+"""The game zoo: bitboard C++ cores, batched binding, envs and bots."""
