@@ -1,1 +1,51 @@
-"""entry."""
+"""Entry functions (LightZero-compatible signatures) and the command line (`python -m lzlite.entry`).
+
+Entry functions are imported lazily so that `import lzlite` stays cheap and a missing optional piece
+only fails when it is used.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Callable, Dict, List
+
+# entry name -> "module:function"
+ENTRY_FUNCTIONS: Dict[str, str] = {
+    "train_alphazero": "lzlite.entry.train_alphazero:train_alphazero",
+    "train_muzero": "lzlite.entry.train_muzero:train_muzero",
+    "train_rezero": "lzlite.entry.train_rezero:train_rezero",
+    "train_unizero_segment": "lzlite.entry.train_unizero_segment:train_unizero_segment",
+    "eval_alphazero": "lzlite.entry.eval:eval_alphazero",
+    "eval_muzero": "lzlite.entry.eval:eval_muzero",
+}
+
+__all__ = list(ENTRY_FUNCTIONS) + ["get_entry", "entry_names"]
+
+
+def entry_names() -> List[str]:
+    return sorted(ENTRY_FUNCTIONS)
+
+
+def get_entry(name: str) -> Callable:
+    """Return the entry function called ``name``; unknown names list the known ones."""
+    import difflib
+
+    if name not in ENTRY_FUNCTIONS:
+        close = difflib.get_close_matches(name, ENTRY_FUNCTIONS, n=2, cutoff=0.5)
+        hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        from lzlite.config import ConfigError
+
+        raise ConfigError(f"unknown entry '{name}'.{hint} Known entries: {', '.join(entry_names())}")
+    module, func = ENTRY_FUNCTIONS[name].split(":")
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name == module:
+            raise NotImplementedError(f"entry '{name}' is not available in this version of lzlite") from None
+        raise
+    return getattr(mod, func)
+
+
+def __getattr__(name: str) -> Callable:
+    if name in ENTRY_FUNCTIONS:
+        return get_entry(name)
+    raise AttributeError(f"module 'lzlite.entry' has no attribute '{name}'")

@@ -1,0 +1,96 @@
+"""`python -m lzlite.entry --cfg FILE`: train (or evaluate) the experiment a config file describes.
+
+The config file is a Python file defining ``main_config`` and ``create_config`` (LightZero's layout).
+The entry function is ``main_config.entry`` when set, otherwise the default entry of the policy type
+named in ``create_config.policy.type`` (e.g. 'muzero' -> train_muzero). Errors in the file or the
+config are reported as one clear line, not a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import List, Optional
+
+EXIT_USAGE = 2
+
+_EPILOG = """examples:
+  python -m lzlite.entry --cfg zoo/tictactoe/config.py
+  python -m lzlite.entry --cfg zoo/connect4/gumbel_muzero_config.py --seed 1 --max-env-step 200000
+  python -m lzlite.entry --cfg zoo/tictactoe/config.py --resume      # continue the last checkpoint
+  torchrun --nproc_per_node=2 -m lzlite.entry --cfg zoo/tictactoe/config.py   # DDP learner
+
+The config file must define `main_config` (exp_name, env, policy) and `create_config` (env.type,
+policy.type, import_names). Unknown keys, wrong types and unknown component names are errors that name
+the key and suggest the nearest valid one. The resolved config is written to <run-dir>/config.py.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m lzlite.entry",
+        description="Train or evaluate an lzlite experiment described by a config file.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--cfg", required=True, metavar="FILE", help="config file defining main_config and create_config")
+    p.add_argument("--seed", type=int, default=None, help="random seed (default: main_config.seed, else 0)")
+    p.add_argument("--max-env-step", type=int, default=None, metavar="N", help="stop after N collected env steps")
+    p.add_argument("--max-train-iter", type=int, default=None, metavar="N", help="stop after N learner updates")
+    p.add_argument("--entry", default=None, metavar="NAME", help="entry function to run (overrides the config)")
+    p.add_argument("--run-dir", default=None, metavar="DIR",
+                   help="where logs, checkpoints and the resolved config go (default: runs/<exp_name>)")
+    p.add_argument("--resume", action="store_true", help="continue from the last checkpoint in the run dir")
+    p.add_argument("--model-path", default=None, metavar="CKPT", help="initialise the model from a checkpoint")
+    p.add_argument("--device", default=None, help="torch device, e.g. cpu or cuda:0 (default: the config's)")
+    return p
+
+
+def resolve_entry_name(main_config: dict, create_config: dict, override: Optional[str] = None) -> str:
+    """The entry function name: --entry, else main_config['entry'], else the policy's default entry."""
+    from lzlite.config import ConfigError
+    from lzlite.registry import POLICY_REGISTRY, RegistryError, import_modules
+
+    if override:
+        return override
+    if main_config.get("entry"):
+        return str(main_config["entry"])
+    policy = create_config.get("policy") or {}
+    if not isinstance(policy, dict) or not policy.get("type"):
+        raise ConfigError("create_config.policy.type is required to pick the entry function")
+    try:
+        import_modules(policy.get("import_names") or [])
+        cls = POLICY_REGISTRY.get(policy["type"])
+    except RegistryError as e:
+        raise ConfigError(f"create_config.policy.type: {e}") from None
+    entry = getattr(cls, "entry", None)
+    if not entry:
+        raise ConfigError(f"policy '{policy['type']}' names no default entry; set main_config.entry")
+    return entry
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    from lzlite.config import ConfigError, load_config_file
+    from lzlite.entry import get_entry
+    from lzlite.registry import RegistryError
+
+    try:
+        main_config, create_config = load_config_file(args.cfg)
+        name = resolve_entry_name(main_config, create_config, args.entry)
+        fn = get_entry(name)
+        kwargs = dict(seed=args.seed, max_env_step=args.max_env_step, max_train_iter=args.max_train_iter,
+                      model_path=args.model_path)
+        if name.startswith("train_"):
+            kwargs.update(run_dir=args.run_dir, resume=args.resume, device=args.device)
+        fn([main_config, create_config], **{k: v for k, v in kwargs.items() if v is not None and v is not False})
+    except (ConfigError, RegistryError, NotImplementedError, FileNotFoundError) as e:
+        print(f"lzlite: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("lzlite: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""Small helpers shared by every entry function: update-per-collect, seeding, run directories."""
+from __future__ import annotations
+
+import math
+import os
+import random
+from typing import Any, Mapping
+
+import numpy as np
+import torch
+
+__all__ = ["calculate_update_per_collect", "set_global_seed", "make_run_dir"]
+
+
+def calculate_update_per_collect(cfg: Mapping[str, Any], new_data: Any, world_size: int = 1) -> int:
+    """Number of learner steps after one collect.
+
+    The configured ``policy.update_per_collect`` when it is set (not None); otherwise the number of
+    transitions just collected, summed over all ranks, times ``policy.replay_ratio`` (at least 1).
+    Under DDP every rank passes its own count; the sum is all-reduced so that every rank takes the same
+    number of steps (ranks that disagree would hang in the gradient all-reduce).
+
+    Args:
+        cfg: the compiled config (``cfg.policy`` is read) or the policy section itself.
+        new_data: the collected GameSegments (their lengths are summed) or a transition count.
+        world_size: number of DDP ranks; > 1 triggers the all-reduce.
+    """
+    policy_cfg = cfg["policy"] if "policy" in cfg else cfg
+    fixed = policy_cfg.get("update_per_collect")
+    if fixed is not None:
+        if int(fixed) < 1:
+            raise ValueError(f"policy.update_per_collect must be >= 1 or None, got {fixed}")
+        return int(fixed)
+    if isinstance(new_data, (int, np.integer)):
+        count = int(new_data)
+    else:
+        count = int(sum(len(seg) for seg in new_data))
+    if world_size > 1:
+        from lzlite.distributed.ddp import ddp_all_reduce_sum
+
+        count = int(ddp_all_reduce_sum(count))
+    ratio = float(policy_cfg.get("replay_ratio", 0.25))
+    return max(1, int(math.ceil(count * ratio)))
+
+
+def set_global_seed(seed: int) -> None:
+    """Seed Python, NumPy's legacy global generator and torch (library code itself takes generators)."""
+    random.seed(seed)
+    np.random.seed(seed % (2**32))
+    torch.manual_seed(seed)
+
+
+def make_run_dir(root: str, exp_name: str) -> str:
+    """Create and return ``root/exp_name``."""
+    path = os.path.join(root, exp_name)
+    os.makedirs(path, exist_ok=True)
+    return path

@@ -1,0 +1,174 @@
+"""Strict configs, the registry and `python -m lzlite.entry` argument/config errors."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from easydict import EasyDict
+
+from lzlite.config import ConfigError, compile_config, load_config_file, merge_strict
+from lzlite.registry import ENV_REGISTRY, POLICY_REGISTRY, Registry, RegistryError
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class _DummyEnv:
+    @staticmethod
+    def default_config():
+        return EasyDict(dict(board_size=3, battle_mode="self_play_mode", manager=dict(shared_memory=False)))
+
+
+class _DummyPolicy:
+    entry = "train_muzero"
+
+    @staticmethod
+    def default_config():
+        return EasyDict(dict(
+            learning_rate=0.003, batch_size=64, use_priority=False, num_simulations=25,
+            model=dict(num_channels=32, observation_shape=[3, 3, 3]), kwargs=dict(),
+        ))
+
+
+ENV_REGISTRY.register("_test_env")(_DummyEnv)
+POLICY_REGISTRY.register("_test_policy")(_DummyPolicy)
+CREATE = dict(env=dict(type="_test_env", import_names=[]), policy=dict(type="_test_policy", import_names=[]))
+
+
+def test_merge_overrides_and_keeps_defaults():
+    cfg = compile_config(dict(exp_name="x", policy=dict(batch_size=8, model=dict(num_channels=16))), CREATE)
+    assert cfg.policy.batch_size == 8 and cfg.policy.model.num_channels == 16
+    assert cfg.policy.learning_rate == 0.003 and cfg.env.board_size == 3
+    assert cfg.seed == 0 and cfg.exp_name == "x" and cfg.create.policy.type == "_test_policy"
+
+
+@pytest.mark.parametrize(
+    "user, path, suggestion",
+    [
+        (dict(policy=dict(learning_rat=0.1)), "main_config.policy.learning_rat", "learning_rate"),
+        (dict(policy=dict(model=dict(num_chanels=8))), "main_config.policy.model.num_chanels", "num_channels"),
+        (dict(env=dict(batle_mode="x")), "main_config.env.batle_mode", "battle_mode"),
+        (dict(polcy=dict()), "main_config.polcy", "policy"),
+    ],
+)
+def test_unknown_key_names_path_and_nearest(user, path, suggestion):
+    with pytest.raises(ConfigError) as e:
+        compile_config(user, CREATE)
+    msg = str(e.value)
+    assert f"'{path}'" in msg and suggestion in msg
+
+
+@pytest.mark.parametrize(
+    "user, expected",
+    [
+        (dict(policy=dict(batch_size="64")), "expects int"),
+        (dict(policy=dict(batch_size=64.0)), "expects int"),
+        (dict(policy=dict(use_priority=1)), "expects bool"),
+        (dict(policy=dict(model=dict(observation_shape=3))), "expects list"),
+        (dict(policy=dict(model=5)), "expects dict"),
+        (dict(env=dict(battle_mode=None, board_size=True)), "expects int"),
+    ],
+)
+def test_wrong_type_names_expected_type(user, expected):
+    with pytest.raises(ConfigError, match=expected):
+        compile_config(user, CREATE)
+
+
+def test_int_widens_to_float_and_open_dicts_accept_anything():
+    cfg = compile_config(dict(policy=dict(learning_rate=1, kwargs=dict(anything=[1, 2]))), CREATE)
+    assert isinstance(cfg.policy.learning_rate, float) and cfg.policy.kwargs.anything == [1, 2]
+
+
+def test_unknown_registry_name_lists_known():
+    with pytest.raises(ConfigError) as e:
+        compile_config(dict(), dict(env=dict(type="_test_env"), policy=dict(type="_test_polcy")))
+    assert "_test_policy" in str(e.value) and "Known policys" in str(e.value)
+
+
+def test_create_config_strict_too():
+    with pytest.raises(ConfigError, match="create_config.policy.imports"):
+        compile_config(dict(), dict(env=dict(type="_test_env"), policy=dict(type="_test_policy", imports=[])))
+
+
+def test_registry_duplicate_and_lookup():
+    reg = Registry("thing")
+
+    @reg.register("a")
+    class A:
+        pass
+
+    assert reg.get("a") is A
+    with pytest.raises(RegistryError, match="already registered"):
+        reg.register("a")(type("B", (), {}))
+    with pytest.raises(RegistryError, match="Known things: a"):
+        reg.get("b")
+
+
+def test_import_names_registers_user_module(tmp_path, monkeypatch):
+    mod = tmp_path / "my_user_policy_mod.py"
+    mod.write_text(textwrap.dedent("""
+        from easydict import EasyDict
+        from lzlite.registry import POLICY_REGISTRY
+
+        @POLICY_REGISTRY.register('_user_policy_from_file')
+        class UserPolicy:
+            entry = 'train_muzero'
+            @staticmethod
+            def default_config():
+                return EasyDict(dict(alpha=1.0))
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cfg = compile_config(
+        dict(policy=dict(alpha=2.0)),
+        dict(env=dict(type="_test_env"), policy=dict(type="_user_policy_from_file", import_names=["my_user_policy_mod"])),
+    )
+    assert cfg.policy.alpha == 2.0
+    with pytest.raises(ConfigError, match="cannot be imported"):
+        compile_config(dict(), dict(env=dict(type="_test_env"), policy=dict(type="x", import_names=["no_such_mod_zz"])))
+
+
+def test_resolved_config_is_written_and_reloads(tmp_path):
+    cfg = compile_config(dict(exp_name="e", policy=dict(batch_size=7)), CREATE, seed=3, save_dir=str(tmp_path))
+    main, create = load_config_file(str(tmp_path / "config.py"))
+    assert main["policy"]["batch_size"] == 7 and main["seed"] == 3 and create["policy"]["type"] == "_test_policy"
+    again = compile_config(main, create)
+    assert again == cfg
+
+
+def test_merge_strict_rejects_non_dict():
+    with pytest.raises(ConfigError, match="expects dict"):
+        merge_strict(dict(a=1), [1, 2])
+
+
+def _run_entry(*args, cwd=REPO):
+    return subprocess.run([sys.executable, "-m", "lzlite.entry", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_cli_help_documents_flags():
+    r = _run_entry("--help")
+    assert r.returncode == 0
+    for flag in ("--cfg", "--seed", "--max-env-step", "--max-train-iter", "--resume"):
+        assert flag in r.stdout
+
+
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        (None, "config file not found"),
+        ("x = 1\n", "missing: main_config, create_config"),
+        ("main_config = dict()\n", "missing: create_config"),
+        ("main_config = 3\ncreate_config = dict()\n", "main_config in"),
+        ("raise RuntimeError('boom')\n", "failed to run: RuntimeError: boom"),
+        ("main_config = dict()\ncreate_config = dict(policy=dict(type='no_such_policy_zz'))\n", "unknown policy"),
+        ("main_config = dict(entry='train_muzro')\ncreate_config = dict()\n", "Did you mean 'train_muzero'"),
+    ],
+)
+def test_cli_bad_config_one_clear_line(tmp_path, content, expected):
+    path = tmp_path / "cfg.py"
+    if content is not None:
+        path.write_text(content)
+    r = _run_entry("--cfg", str(path))
+    assert r.returncode == 2, r.stderr
+    assert expected in r.stderr
+    assert "Traceback" not in r.stderr and r.stderr.count("\n") == 1
