@@ -22,6 +22,18 @@
 //                                                       //   plane 2: constant to_play (0.0 or 1.0)
 //   static uint64_t hash(const State& s);               // position hash (equal positions, equal hash)
 //   static int num_moves(const State& s);               // plies played so far
+//   static int random_legal_action(const State& s, Rng& rng);
+//                                                       // a uniformly random legal action (-1 when
+//                                                       // terminal) without building a mask: used by
+//                                                       // playouts and the random bot
+//   static int from_cells(State& s, const int8_t* cells);
+//                                                       // build a position from kRows*kCols cells
+//                                                       // (row-major, top row first, 0/1 = stone of
+//                                                       // player 0/1, -1 = empty); num_moves = stone
+//                                                       // count, winner = the player with a line.
+//                                                       // Returns a bit set of who has a line (bit p
+//                                                       // for player p) so the caller can reject
+//                                                       // inconsistent boards; used by text parsing
 //
 // Sign convention (shared with the search): a value is from the view of the player to move. At a
 // terminal state the player to move has lost (-1) if the previous mover won, else it is a draw (0):

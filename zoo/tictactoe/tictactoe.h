@@ -20,6 +20,7 @@ struct TicTacToe {
   static constexpr int kNumActions = 9;
   static constexpr int kObsPlanes = 3;
   static constexpr int kMaxMoves = 9;
+  static constexpr int kWinLength = 3;
   static constexpr uint16_t kFull = 0x1FF;
 
   static void init(State& s) {
@@ -55,6 +56,13 @@ struct TicTacToe {
     s.moves++;
     if (has_line(s.stones[p])) s.winner = static_cast<int8_t>(p);
   }
+  static int random_legal_action(const State& s, Rng& rng) {
+    if (is_terminal(s)) return -1;
+    uint32_t e = empty(s);
+    // Drop the k lowest set bits, then the lowest remaining one is the k-th empty cell.
+    for (uint32_t k = rng.below(static_cast<uint32_t>(__builtin_popcount(e))); k; --k) e &= e - 1;
+    return __builtin_ctz(e);
+  }
   static void observe(const State& s, float* out) {
     const int p = to_play(s);
     for (int i = 0; i < 9; ++i) {
@@ -65,6 +73,17 @@ struct TicTacToe {
   }
   static uint64_t hash(const State& s) {
     return splitmix64((static_cast<uint64_t>(s.stones[0]) << 16) | s.stones[1]);
+  }
+  static int from_cells(State& s, const int8_t* cells) {
+    init(s);
+    for (int i = 0; i < 9; ++i)
+      if (cells[i] == 0 || cells[i] == 1) {
+        s.stones[cells[i]] |= static_cast<uint16_t>(1u << i);
+        s.moves++;
+      }
+    const int lines = (has_line(s.stones[0]) ? 1 : 0) | (has_line(s.stones[1]) ? 2 : 0);
+    if (lines == 1 || lines == 2) s.winner = static_cast<int8_t>(lines - 1);
+    return lines;
   }
 };
 

@@ -1,0 +1,1 @@
+"""connect4: C++ core (connect4.h), env, pure-Python reference."""

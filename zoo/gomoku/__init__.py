@@ -1,0 +1,1 @@
+"""gomoku: C++ core (gomoku.h), env, pure-Python reference."""

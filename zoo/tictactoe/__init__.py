@@ -1,0 +1,1 @@
+"""tictactoe: C++ core (tictactoe.h), env, pure-Python reference."""
