@@ -1,0 +1,666 @@
+// lzlite search tree: the C++ core behind lzlite.mcts.ctree.Tree.
+//
+// Header-only C++17, no Python headers. One object holds B independent search trees of N = S + 1
+// nodes each, in struct-of-arrays storage allocated once in the constructor and reused by every
+// reset(): nothing is allocated per search, per simulation or per node. The rules (PUCT with min-max
+// normalised Q, Gumbel with sequential halving at the root, ReZero reuse, terminal leaves, in-tree
+// legal masks) are those of the pure-numpy spec lzlite/mcts/ptree/tree.py; docs/ctree.md states them
+// and its "C++ implementation" section explains the choices made here.
+//
+// Sign convention: a node's value_sum is from the view of ITS player to move. The Q of the edge
+// parent -> child, from the parent's view, is reward(child) + discount * value_sign * mean(child);
+// value_sign (-1 two-player zero-sum, +1 single-player) is a multiplier, never a branch.
+//
+// Slots: node k of root b lives at slot b * N + k; the root is node 0 and simulation s may create
+// node s + 1. Per-edge statistics (child visits and Q) are mirrored in the PARENT at [slot * A + a]
+// so that selection scans contiguous memory instead of chasing child indices.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+namespace lzlite {
+namespace mcts {
+
+enum class Rule : int32_t { kPuct = 0, kGumbel = 1 };
+
+// Sequential-halving visit schedule of Gumbel MuZero (Danihelka et al. 2022): entry s is the visit
+// count the root child chosen at simulation s must have. Phases consider m, m/2, ... (never fewer
+// than 2) actions and give each max(1, floor(S / (ceil(log2 m) * considered))) extra visits; m == 1
+// gives 0, 1, 2, ... A pure function, mirrored from lzlite/mcts/ptree/gumbel.py and tested as a table.
+inline void considered_visit_sequence(int32_t m, int32_t num_simulations, int32_t* out) {
+  if (m <= 1) {
+    for (int32_t s = 0; s < num_simulations; ++s) out[s] = s;
+    return;
+  }
+  const int32_t num_phases = static_cast<int32_t>(std::ceil(std::log2(static_cast<double>(m))));
+  std::vector<int32_t> visits(static_cast<size_t>(m), 0);  // Constructor-time only.
+  int32_t written = 0;
+  int32_t survivors = m;
+  while (written < num_simulations) {
+    const int32_t per_survivor = std::max<int32_t>(1, num_simulations / (num_phases * survivors));
+    for (int32_t e = 0; e < per_survivor; ++e) {
+      for (int32_t i = 0; i < survivors; ++i) {
+        if (written < num_simulations) out[written++] = visits[static_cast<size_t>(i)];
+        ++visits[static_cast<size_t>(i)];
+      }
+    }
+    survivors = std::max<int32_t>(2, survivors / 2);
+  }
+}
+
+// exp(x) for the softmax weights of the tree (x <= 0 after subtracting the max), within ~2 ulp of
+// std::exp but about half its instructions, inlined: x = (64 k + j) ln2/64 + r with |r| <= ln2/128,
+// exp(x) = 2^k * 2^(j/64) * p(r), p a degree-5 Taylor polynomial (truncation error < 4e-17).
+// Arguments below -700 (results near the subnormal range) fall back to std::exp.
+class FastExp {
+ public:
+  FastExp() {
+    for (int j = 0; j < 64; ++j) table_[static_cast<size_t>(j)] = std::exp2(j / 64.0);
+  }
+  double operator()(double x) const {
+    if (!(x > -700.0)) return std::exp(x);
+    constexpr double kShift = 6755399441055744.0;             // 1.5 * 2^52: rounds to an integer.
+    constexpr double kInvStep = 92.332482616893656768;        // 64 / ln 2.
+    constexpr double kStepHi = 0.010830424696223417;          // ln 2 / 64, split in two so that
+    constexpr double kStepLo = 2.572804622327669e-14;         // k * kStepHi is exact.
+    const double t = x * kInvStep + kShift;
+    const double kd = t - kShift;
+    const double r = (x - kd * kStepHi) - kd * kStepLo;
+    int64_t k;
+    std::memcpy(&k, &t, sizeof(k));
+    k -= 0x4338000000000000LL;  // The bits of kShift: k is now round(x * 64 / ln 2).
+    const double p = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120)))));
+    uint64_t bits;
+    const double scale_j = table_[static_cast<size_t>(k & 63)];
+    std::memcpy(&bits, &scale_j, sizeof(bits));
+    bits += static_cast<uint64_t>(k >> 6) << 52;  // Times 2^floor(k / 64).
+    double scale;
+    std::memcpy(&scale, &bits, sizeof(scale));
+    return scale * p;
+  }
+
+ private:
+  std::array<double, 64> table_;  // 2^(j / 64).
+};
+
+struct TreeConfig {
+  int32_t batch_size = 1;                   // B >= 1.
+  int32_t num_actions = 1;                  // A >= 1: the full action space.
+  int32_t num_simulations = 1;              // S >= 1; N = S + 1 nodes per root.
+  Rule rule = Rule::kPuct;
+  double pb_c_base = 19652.0;               // PUCT exploration constants (MuZero appendix B), > 0.
+  double pb_c_init = 1.25;
+  double discount = 0.997;                  // Per-move discount of the backup.
+  double value_sign = -1.0;                 // -1: two-player alternating zero-sum; +1: single player.
+  int32_t max_num_considered_actions = 16;  // Gumbel m >= 1.
+  double c_visit = 50.0;                    // Gumbel sigma(q) = (c_visit + max_a N(a)) * c_scale * q.
+  double c_scale = 1.0;
+  bool rescale_values = false;              // Gumbel: min-max rescale completed Q to [0, 1] first.
+};
+
+class Tree {
+ public:
+  explicit Tree(const TreeConfig& config)
+      : cfg_(config),
+        B_(config.batch_size),
+        A_(config.num_actions),
+        S_(config.num_simulations),
+        N_(config.num_simulations + 1),
+        m_(std::max<int32_t>(1, std::min(config.max_num_considered_actions, config.num_actions))),
+        signed_discount_(config.discount * config.value_sign) {
+    if (B_ < 1 || A_ < 1 || S_ < 1) throw std::invalid_argument("batch_size, num_actions, num_simulations must be >= 1");
+    const size_t nodes = static_cast<size_t>(B_) * N_;
+    const size_t edges = nodes * A_;
+    const size_t roots = static_cast<size_t>(B_) * A_;
+    parent_.assign(nodes, -1);
+    action_.assign(nodes, -1);
+    visits_.assign(nodes, 0);
+    value_sum_.assign(nodes, 0.0);
+    reward_.assign(nodes, 0.0);
+    raw_value_.assign(nodes, 0.0);
+    terminal_.assign(nodes, 0);
+    expanded_.assign(nodes, 0);
+    child_.assign(edges, -1);
+    edge_visits_.assign(edges, 0);
+    edge_q_.assign(edges, 0.0);
+    prior_.assign(edges, 0.0);
+    legal_.assign(edges, 0);
+    root_logit_.assign(roots, 0.0);
+    root_score_.assign(roots, 0.0);
+    considered_.assign(roots, 0);
+    num_considered_.assign(B_, 0);
+    reuse_action_.assign(B_, -1);
+    reuse_value_.assign(B_, 0.0);
+    qmin_.assign(B_, 0.0);
+    qmax_.assign(B_, 0.0);
+    out_parent_.assign(B_, 0);
+    out_action_.assign(B_, 0);
+    out_child_.assign(B_, 0);
+    out_needs_eval_.assign(B_, 0);
+    schedule_.assign(static_cast<size_t>(m_ + 1) * S_, 0);
+    for (int32_t k = 1; k <= m_; ++k) considered_visit_sequence(k, S_, &schedule_[static_cast<size_t>(k) * S_]);
+    inv_one_plus_.resize(static_cast<size_t>(N_) + 1);
+    puct_c_.resize(static_cast<size_t>(N_) + 1);
+    for (size_t n = 0; n <= static_cast<size_t>(N_); ++n) {
+      const double np = static_cast<double>(n);
+      inv_one_plus_[n] = 1.0 / (1.0 + np);
+      puct_c_[n] = std::sqrt(np) * (cfg_.pb_c_init + std::log((np + cfg_.pb_c_base + 1.0) / cfg_.pb_c_base));
+    }
+    scratch_.assign(static_cast<size_t>(A_), 0.0);
+  }
+
+  // ==============================================================================================
+  // Search API. The binding validates every array (shapes, dtypes, finite values, non-empty legal
+  // rows, call order) before calling these; they assume valid input and never allocate.
+  // ==============================================================================================
+
+  // Starts a new search. prior_logits/gumbel/noise [B, A] float32, value/reuse_value [B], legal
+  // [B, A] 0/1, reuse_action [B] (-1 = none). noise, gumbel and the reuse pointers may be null.
+  void reset(const float* prior_logits, const float* value, const uint8_t* legal, const float* noise,
+             double noise_weight, const float* gumbel, const int32_t* reuse_action, const float* reuse_value) {
+    num_done_ = 0;
+    pending_ = false;
+    for (int32_t b = 0; b < B_; ++b) {
+      const size_t root = slot(b, 0);
+      const size_t row = static_cast<size_t>(b) * A_;
+      clear_node(root);
+      expand(root, prior_logits + row, legal + row);
+      if (noise != nullptr) {
+        double* p = &prior_[root * A_];
+        for (int32_t a = 0; a < A_; ++a) {
+          if (legal_[root * A_ + a]) p[a] = (1.0 - noise_weight) * p[a] + noise_weight * noise[row + a];
+        }
+      }
+      raw_value_[root] = value[b];
+      value_sum_[root] = value[b];  // The root's own evaluation is its first visit.
+      visits_[root] = 1;
+      qmin_[b] = std::numeric_limits<double>::infinity();
+      qmax_[b] = -std::numeric_limits<double>::infinity();
+      const bool reuse = reuse_action != nullptr && reuse_action[b] >= 0;
+      reuse_action_[b] = reuse ? reuse_action[b] : -1;
+      reuse_value_[b] = reuse ? reuse_value[b] : 0.0;
+      init_root_logits(b, prior_logits + row, gumbel != nullptr ? gumbel + row : nullptr);
+    }
+  }
+
+  // One simulation's selection for every root; fills the out_* buffers. Rows that end at a terminal
+  // node or at the ReZero reuse child are backed up here and get needs_eval = 0.
+  void traverse() {
+    const int32_t k = num_done_ + 1;  // The node this simulation may create.
+    for (int32_t b = 0; b < B_; ++b) traverse_root(b, k);
+    ++num_done_;
+    pending_ = true;
+  }
+
+  // Creates node s + 1 for every row with needs_eval == 1 of the last traverse(), expands it unless
+  // terminal, and backs its value up. legal and terminal may be null (all legal / none terminal).
+  void expand_and_backup(const float* reward, const float* value, const float* prior_logits,
+                         const uint8_t* legal, const uint8_t* terminal) {
+    pending_ = false;
+    const int32_t k = num_done_;  // traverse() already counted this simulation.
+    for (int32_t b = 0; b < B_; ++b) {
+      if (!out_needs_eval_[b]) continue;
+      const size_t leaf = slot(b, k);
+      const size_t row = static_cast<size_t>(b) * A_;
+      const size_t parent = static_cast<size_t>(out_parent_[b]);
+      child_[parent * A_ + out_action_[b]] = k;
+      parent_[leaf] = static_cast<int32_t>(parent - slot(b, 0));
+      action_[leaf] = out_action_[b];
+      reward_[leaf] = reward[b];
+      raw_value_[leaf] = value[b];
+      if (terminal != nullptr && terminal[b]) {
+        terminal_[leaf] = 1;
+      } else {
+        expand(leaf, prior_logits + row, legal != nullptr ? legal + row : nullptr);
+      }
+      backup(b, leaf, static_cast<double>(value[b]));
+    }
+  }
+
+  // Root statistics: visit_counts/qvalues/improved_policy [B, A], root_value/gumbel_action/
+  // root_visits [B]. Definitions in docs/ctree.md ("Outputs").
+  void outputs(int32_t* visit_counts, float* root_value, float* qvalues, float* improved_policy,
+               int32_t* gumbel_action, int32_t* root_visits) {
+    for (int32_t b = 0; b < B_; ++b) {
+      const size_t root = slot(b, 0);
+      const size_t e = root * A_;
+      const size_t row = static_cast<size_t>(b) * A_;
+      int64_t total = 0;
+      for (int32_t a = 0; a < A_; ++a) {
+        visit_counts[row + a] = edge_visits_[e + a];
+        qvalues[row + a] = edge_visits_[e + a] > 0 ? static_cast<float>(edge_q_[e + a]) : 0.0f;
+        total += edge_visits_[e + a];
+      }
+      root_value[b] = static_cast<float>(value_sum_[root] / visits_[root]);
+      root_visits[b] = visits_[root];
+      if (cfg_.rule == Rule::kGumbel) {
+        double* sigma = scratch_.data();
+        completed_sigma(root, sigma);
+        // improved policy = softmax over legal actions of (logits + sigma(completed Q)).
+        const uint8_t* legal = &legal_[e];
+        double hi = -std::numeric_limits<double>::infinity();
+        for (int32_t a = 0; a < A_; ++a) {
+          if (legal[a]) hi = std::max(hi, root_logit_[row + a] + sigma[a]);
+        }
+        double z = 0.0;
+        for (int32_t a = 0; a < A_; ++a) {
+          sigma[a] = legal[a] ? exp_(root_logit_[row + a] + sigma[a] - hi) : 0.0;
+          z += sigma[a];
+        }
+        for (int32_t a = 0; a < A_; ++a) improved_policy[row + a] = static_cast<float>(sigma[a] / z);
+        completed_sigma(root, sigma);
+        gumbel_action[b] = gumbel_root_argmax(b, sigma, /*required_visits=*/-1);
+      } else {
+        const double denom = static_cast<double>(std::max<int64_t>(total, 1));
+        for (int32_t a = 0; a < A_; ++a) {
+          improved_policy[row + a] = static_cast<float>(edge_visits_[e + a] / denom);
+        }
+        gumbel_action[b] = -1;
+      }
+    }
+  }
+
+  // ==============================================================================================
+  // Read access for the binding (zero-copy traverse outputs, node_arrays for tests).
+  // ==============================================================================================
+  bool pending() const { return pending_; }
+  int32_t num_done() const { return num_done_; }
+  int32_t* out_parent() { return out_parent_.data(); }
+  int32_t* out_action() { return out_action_.data(); }
+  int32_t* out_child() { return out_child_.data(); }
+  uint8_t* out_needs_eval() { return out_needs_eval_.data(); }
+  const int32_t* parent() const { return parent_.data(); }
+  const int32_t* action() const { return action_.data(); }
+  const int32_t* visits() const { return visits_.data(); }
+  const double* value_sum() const { return value_sum_.data(); }
+  const double* reward() const { return reward_.data(); }
+  const double* raw_value() const { return raw_value_.data(); }
+  const uint8_t* terminal() const { return terminal_.data(); }
+  const uint8_t* expanded() const { return expanded_.data(); }
+  const double* prior() const { return prior_.data(); }
+  const int32_t* child() const { return child_.data(); }
+  const uint8_t* legal() const { return legal_.data(); }
+
+ private:
+  size_t slot(int32_t b, int32_t k) const { return static_cast<size_t>(b) * N_ + k; }
+
+  // A fresh, unlinked node: what every slot looks like before its simulation creates it.
+  void clear_node(size_t s) {
+    parent_[s] = -1;
+    action_[s] = -1;
+    visits_[s] = 0;
+    value_sum_[s] = 0.0;
+    reward_[s] = 0.0;
+    raw_value_[s] = 0.0;
+    terminal_[s] = 0;
+    expanded_[s] = 0;
+  }
+
+  // Gives node s its children: legal mask (null = all legal), prior = softmax over legal actions of
+  // the logits (computed once here, never during selection), and empty edge statistics. Only
+  // expanded nodes' edge arrays are meaningful; others keep stale data from older searches.
+  void expand(size_t s, const float* logits, const uint8_t* legal) {
+    const int32_t A = A_;  // A local: -fno-strict-aliasing would reload the member per iteration.
+    const size_t e = s * A_;
+    uint8_t* lg = &legal_[e];
+    double* p = &prior_[e];
+    double hi = -std::numeric_limits<double>::infinity();
+    double total = 0.0;
+    if (legal == nullptr) {  // MuZero style: every action legal, no mask tests in the loops.
+      std::fill(lg, lg + A_, uint8_t{1});
+      for (int32_t a = 0; a < A; ++a) hi = std::max(hi, static_cast<double>(logits[a]));
+      for (int32_t a = 0; a < A; ++a) {
+        p[a] = exp_(static_cast<double>(logits[a]) - hi);
+        total += p[a];
+      }
+    } else {
+      for (int32_t a = 0; a < A; ++a) {
+        lg[a] = legal[a] ? 1 : 0;
+        if (lg[a]) hi = std::max(hi, static_cast<double>(logits[a]));
+      }
+      for (int32_t a = 0; a < A; ++a) {
+        p[a] = lg[a] ? exp_(static_cast<double>(logits[a]) - hi) : 0.0;
+        total += p[a];
+      }
+    }
+    const double inv_total = 1.0 / total;
+    for (int32_t a = 0; a < A; ++a) p[a] *= inv_total;
+    std::fill(&child_[e], &child_[e] + A_, -1);
+    std::fill(&edge_visits_[e], &edge_visits_[e] + A_, 0);
+    std::fill(&edge_q_[e], &edge_q_[e] + A_, 0.0);
+    expanded_[s] = 1;
+  }
+
+  // Gumbel root: logits minus their legal max, g + logits, and the top-m considered actions.
+  void init_root_logits(int32_t b, const float* logits, const float* gumbel) {
+    const int32_t A = A_;  // A local: -fno-strict-aliasing would reload the member per iteration.
+    if (cfg_.rule != Rule::kGumbel) return;
+    const size_t row = static_cast<size_t>(b) * A_;
+    const uint8_t* legal = &legal_[slot(b, 0) * A_];
+    double hi = -std::numeric_limits<double>::infinity();
+    int32_t num_legal = 0;
+    for (int32_t a = 0; a < A; ++a) {
+      if (legal[a]) {
+        hi = std::max(hi, static_cast<double>(logits[a]));
+        ++num_legal;
+      }
+    }
+    for (int32_t a = 0; a < A; ++a) {
+      considered_[row + a] = 0;
+      if (legal[a]) {
+        root_logit_[row + a] = static_cast<double>(logits[a]) - hi;
+        const double g = gumbel != nullptr ? static_cast<double>(gumbel[a]) : 0.0;
+        root_score_[row + a] = g + root_logit_[row + a];
+      } else {
+        root_logit_[row + a] = -std::numeric_limits<double>::infinity();
+        root_score_[row + a] = -std::numeric_limits<double>::infinity();
+      }
+    }
+    // Top-k by repeated argmax (k <= m, once per search); ties go to the lowest action index.
+    const int32_t k = std::min(m_, num_legal);
+    num_considered_[b] = k;
+    for (int32_t i = 0; i < k; ++i) {
+      int32_t best = -1;
+      for (int32_t a = 0; a < A; ++a) {
+        if (!legal[a] || considered_[row + a]) continue;
+        if (best < 0 || root_score_[row + a] > root_score_[row + best]) best = a;
+      }
+      considered_[row + best] = 1;
+    }
+  }
+
+  // ==============================================================================================
+  // Selection.
+  // ==============================================================================================
+  void traverse_root(int32_t b, int32_t k) {
+    const size_t base = slot(b, 0);
+    const size_t new_slot = base + k;
+    clear_node(new_slot);
+    // Descend while the chosen child exists and is not a leaf forever (terminal / reuse).
+    size_t s = base;
+    int32_t a = select_root(b, k - 1);
+    int32_t c = child_[s * A_ + a];
+    while (c >= 0 && !terminal_[base + c]) {
+      s = base + c;
+      a = select_interior(b, s);
+      c = child_[s * A_ + a];
+    }
+    out_parent_[b] = static_cast<int32_t>(s);
+    out_action_[b] = a;
+    out_child_[b] = static_cast<int32_t>(new_slot);
+    if (c >= 0) {  // A terminal leaf: back its stored value up again.
+      out_needs_eval_[b] = 0;
+      backup(b, base + c, raw_value_[base + c]);
+    } else if (s == base && a == reuse_action_[b]) {
+      // ReZero: the reuse child becomes a terminal node whose reward is the reuse value and whose
+      // value is 0, so Q(root, reuse_action) = reuse_value exactly; later visits revisit it.
+      child_[s * A_ + a] = k;
+      parent_[new_slot] = 0;
+      action_[new_slot] = a;
+      reward_[new_slot] = reuse_value_[b];
+      terminal_[new_slot] = 1;
+      out_needs_eval_[b] = 0;
+      backup(b, new_slot, 0.0);
+    } else {
+      out_needs_eval_[b] = 1;
+    }
+  }
+
+  int32_t select_root(int32_t b, int32_t sim) {
+    if (cfg_.rule == Rule::kGumbel) {
+      double* sigma = scratch_.data();
+      completed_sigma(slot(b, 0), sigma);
+      const int32_t required = schedule_[static_cast<size_t>(num_considered_[b]) * S_ + sim];
+      return gumbel_root_argmax(b, sigma, required);
+    }
+    return select_puct(b, slot(b, 0));
+  }
+
+  int32_t select_interior(int32_t b, size_t s) {
+    return cfg_.rule == Rule::kGumbel ? select_gumbel_interior(s) : select_puct(b, s);
+  }
+
+  // PUCT: argmax_a Qn(a) + P(a) * sqrt(Np) / (1 + N(a)) * (pb_c_init + log((Np + pb_c_base + 1) / pb_c_base))
+  // with Qn = min-max normalised Q for visited children when the root's range is non-empty, else 0.
+  int32_t select_puct(int32_t b, size_t s) const {
+    const int32_t A = A_;  // A local: -fno-strict-aliasing would reload the member per iteration.
+    const size_t e = s * A_;
+    // The exploration factor depends only on the parent's visit count (<= N): a table lookup
+    // replaces sqrt and log per node; 1 / (1 + N(a)) is a table too, and the min-max division is
+    // one multiplication per child.
+    const double c = puct_c_[static_cast<size_t>(visits_[s])];
+    const double lo = qmin_[b];
+    const double span = qmax_[b] - lo;
+    const double inv_span = span > 0.0 ? 1.0 / span : 0.0;  // 0: every Qn is 0 until two Qs differ.
+    const uint8_t* legal = &legal_[e];
+    const int32_t* nv = &edge_visits_[e];
+    const double* q = &edge_q_[e];
+    const double* p = &prior_[e];
+    const double* inv1p = inv_one_plus_.data();
+    constexpr double kIllegal = -std::numeric_limits<double>::infinity();
+    int32_t best = 0;
+    double best_score = kIllegal;
+    for (int32_t a = 0; a < A; ++a) {
+      const int32_t n = nv[a];
+      const double qn = n > 0 ? (q[a] - lo) * inv_span : 0.0;
+      const double score = legal[a] ? qn + p[a] * c * inv1p[n] : kIllegal;  // Finite when legal.
+      if (score > best_score) {  // Strict >: ties keep the lowest action index.
+        best_score = score;
+        best = a;
+      }
+    }
+    return best;
+  }
+
+  // sigma(completed Q) of node s for every legal action (illegal entries are left unspecified):
+  // completed Q = Q for visited children, v_mix for unvisited ones; optional min-max rescale over the
+  // legal actions; then times (c_visit + max_a N(a)) * c_scale.
+  void completed_sigma(size_t s, double* sigma) const {
+    const int32_t A = A_;  // A local: -fno-strict-aliasing would reload the member per iteration.
+    const size_t e = s * A_;
+    const int32_t* nv = &edge_visits_[e];
+    const double* q = &edge_q_[e];
+    const double* p = &prior_[e];
+    const uint8_t* legal = &legal_[e];
+    int64_t sum_n = 0;
+    int32_t max_n = 0;
+    double sum_pq = 0.0, sum_p = 0.0;
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;  // Over visited legal Q.
+    bool any_unvisited = false;
+    for (int32_t a = 0; a < A; ++a) {
+      const int32_t n = nv[a];
+      if (n > 0) {
+        sum_n += n;
+        max_n = std::max(max_n, n);
+        sum_pq += p[a] * q[a];
+        sum_p += p[a];
+        if (legal[a]) {
+          lo = std::min(lo, q[a]);
+          hi = std::max(hi, q[a]);
+        }
+      } else if (legal[a]) {
+        any_unvisited = true;
+      }
+    }
+    const double weighted_q = sum_p > 0.0 ? sum_pq / sum_p : 0.0;
+    const double v_mix = (raw_value_[s] + static_cast<double>(sum_n) * weighted_q) / (1.0 + static_cast<double>(sum_n));
+    const double scale = (cfg_.c_visit + static_cast<double>(max_n)) * cfg_.c_scale;
+    if (cfg_.rescale_values) {
+      if (any_unvisited) {
+        lo = std::min(lo, v_mix);
+        hi = std::max(hi, v_mix);
+      }
+      const double span = hi - lo;
+      const double inv_span = span > 0.0 ? 1.0 / span : 0.0;  // All equal -> every completed Q is 0.
+      for (int32_t a = 0; a < A; ++a) sigma[a] = scale * (((nv[a] > 0 ? q[a] : v_mix) - lo) * inv_span);
+    } else {
+      for (int32_t a = 0; a < A; ++a) sigma[a] = scale * (nv[a] > 0 ? q[a] : v_mix);
+    }
+  }
+
+  // Gumbel interior: argmax_a pi'(a) - N(a) / (1 + sum N) with pi' = softmax_legal(logits + sigma),
+  // computed as prior(a) * exp(sigma(a) - max sigma) / Z. All unvisited actions share sigma(v_mix),
+  // so their exp is computed once.
+  int32_t select_gumbel_interior(size_t s) {
+    const int32_t A = A_;  // A local: -fno-strict-aliasing would reload the member per iteration.
+    const size_t e = s * A_;
+    double* w = scratch_.data();
+    completed_sigma(s, w);
+    const uint8_t* legal = &legal_[e];
+    const int32_t* nv = &edge_visits_[e];
+    const double* p = &prior_[e];
+    double hi = -std::numeric_limits<double>::infinity();
+    double sigma_unvisited = 0.0;
+    int64_t sum_n = 0;
+    for (int32_t a = 0; a < A; ++a) {
+      sum_n += nv[a];
+      if (!legal[a]) continue;
+      hi = std::max(hi, w[a]);
+      if (nv[a] == 0) sigma_unvisited = w[a];
+    }
+    const double exp_unvisited = exp_(sigma_unvisited - hi);
+    double z = 0.0;
+    for (int32_t a = 0; a < A; ++a) {
+      const double x = legal[a] ? p[a] * (nv[a] > 0 ? exp_(w[a] - hi) : exp_unvisited) : 0.0;
+      w[a] = x;
+      z += x;
+    }
+    const double inv_z = 1.0 / z;
+    const double inv_n = 1.0 / (1.0 + static_cast<double>(sum_n));
+    int32_t best = -1;
+    double best_score = -std::numeric_limits<double>::infinity();
+    for (int32_t a = 0; a < A; ++a) {
+      if (!legal[a]) continue;
+      const double score = w[a] * inv_z - static_cast<double>(nv[a]) * inv_n;
+      if (score > best_score || best < 0) {
+        best_score = score;
+        best = a;
+      }
+    }
+    return best;
+  }
+
+  // Gumbel root: argmax of g + logits + sigma over considered actions whose visit count equals
+  // required (or, when required < 0, the most visits among considered actions: the final action).
+  int32_t gumbel_root_argmax(int32_t b, const double* sigma, int32_t required) const {
+    const int32_t A = A_;  // A local: -fno-strict-aliasing would reload the member per iteration.
+    const size_t row = static_cast<size_t>(b) * A_;
+    const int32_t* nv = &edge_visits_[slot(b, 0) * A_];
+    const uint8_t* considered = &considered_[row];
+    int32_t target = required;
+    if (target < 0) {
+      for (int32_t a = 0; a < A; ++a) {
+        if (considered[a]) target = std::max(target, nv[a]);
+      }
+    }
+    int32_t best = -1;
+    double best_score = -std::numeric_limits<double>::infinity();
+    for (int32_t a = 0; a < A; ++a) {
+      if (!considered[a] || nv[a] != target) continue;
+      const double score = root_score_[row + a] + sigma[a];
+      if (score > best_score || best < 0) {
+        best_score = score;
+        best = a;
+      }
+    }
+    // The schedule always leaves a considered action with the required count; should it not, the
+    // search degrades to the best considered action instead of failing mid-search without the GIL.
+    if (best < 0) {
+      for (int32_t a = 0; a < A; ++a) {
+        if (considered[a] && (best < 0 || root_score_[row + a] + sigma[a] > best_score)) {
+          best_score = root_score_[row + a] + sigma[a];
+          best = a;
+        }
+      }
+    }
+    return best;
+  }
+
+  // ==============================================================================================
+  // Backup: G = leaf value (leaf's view); per node up the parent chain: visits += 1, value_sum += G,
+  // mirror the node's new N and Q into its parent's edge arrays, widen the root's min-max range with
+  // that Q, then G = reward + discount * value_sign * G for the parent.
+  // ==============================================================================================
+  void backup(int32_t b, size_t leaf, double value) {
+    const size_t base = slot(b, 0);
+    double lo = qmin_[b], hi = qmax_[b];
+    size_t s = leaf;
+    double g = value;
+    for (;;) {
+      value_sum_[s] += g;
+      const int32_t n = ++visits_[s];
+      const int32_t parent = parent_[s];
+      if (parent < 0) break;
+      const double r = reward_[s];
+      const double q = r + signed_discount_ * (value_sum_[s] / n);
+      const size_t e = (base + parent) * A_ + action_[s];
+      edge_visits_[e] = n;
+      edge_q_[e] = q;
+      lo = std::min(lo, q);
+      hi = std::max(hi, q);
+      g = r + signed_discount_ * g;
+      s = base + parent;
+    }
+    qmin_[b] = lo;
+    qmax_[b] = hi;
+  }
+
+  // ----------------------------------------------------------------------------------------------
+  // Constant during search (set in the constructor).
+  // ----------------------------------------------------------------------------------------------
+  const TreeConfig cfg_;
+  const int32_t B_, A_, S_, N_;         // N_ = S_ + 1 nodes per root.
+  const int32_t m_;                     // Gumbel m clamped to [1, A].
+  const double signed_discount_;        // discount * value_sign: the only place the sign enters.
+  std::vector<int32_t> schedule_;       // [(m + 1) * S]: row k = considered_visit_sequence(k, S).
+  std::vector<double> inv_one_plus_;    // [N + 1]: 1 / (1 + n) for every reachable child visit count n.
+  FastExp exp_;                         // exp for softmax weights (arguments <= 0).
+  std::vector<double> puct_c_;          // [N + 1]: sqrt(n) * (pb_c_init + log((n + pb_c_base + 1) / pb_c_base)).
+
+  // ----------------------------------------------------------------------------------------------
+  // Owned by caller: copied from reset()'s arguments, read-only during the search. Per root [B] or
+  // per root action [B * A].
+  // ----------------------------------------------------------------------------------------------
+  std::vector<int32_t> reuse_action_;   // ReZero reuse root action, or -1.
+  std::vector<double> reuse_value_;     // Its fixed Q from the root's view (0 when unused).
+  std::vector<double> root_logit_;      // Gumbel: root logits minus their legal max; -inf if illegal.
+  std::vector<double> root_score_;      // Gumbel: g + root_logit_; -inf if illegal.
+  std::vector<uint8_t> considered_;     // Gumbel: 1 for the top-m legal actions of root_score_.
+  std::vector<int32_t> num_considered_; // Gumbel: min(m, number of legal root actions) >= 1.
+
+  // ----------------------------------------------------------------------------------------------
+  // Mutated during search. Node arrays [B * N]; edge arrays [B * N * A] (edge a of slot s at s*A+a).
+  // Valid: nodes 0..num_done_ of each root; edge arrays only of expanded nodes.
+  // ----------------------------------------------------------------------------------------------
+  int32_t num_done_ = 0;                // Simulations traversed so far, in [0, S].
+  bool pending_ = false;                // A traverse() awaits its expand_and_backup().
+  std::vector<int32_t> parent_;         // Parent node index within the root; -1: root or unused.
+  std::vector<int32_t> action_;         // Action from the parent; -1: root or unused.
+  std::vector<int32_t> visits_;         // Visit count; for expanded nodes 1 + sum of edge_visits_.
+  std::vector<double> value_sum_;       // Sum of backed-up returns, this node's player-to-move view.
+  std::vector<double> reward_;          // Reward of the move parent -> node, mover's view.
+  std::vector<double> raw_value_;       // Network / terminal value at creation (0 for a reuse node).
+  std::vector<uint8_t> terminal_;       // 1: a leaf forever (terminal state or reuse child).
+  std::vector<uint8_t> expanded_;       // 1: prior_/legal_/edge arrays of this node are set.
+  std::vector<int32_t> child_;          // Child node index, or -1 while not created.
+  std::vector<int32_t> edge_visits_;    // == visits_[child] (0 if none): mirrored for contiguous scans.
+  std::vector<double> edge_q_;          // == Q(node, a) from this node's view; 0 while unvisited.
+  std::vector<double> prior_;           // Softmax over legal actions (root: after noise); 0 if illegal.
+  std::vector<uint8_t> legal_;          // 1 for legal actions.
+  std::vector<double> qmin_, qmax_;     // [B]: range of every Q backed up in root b's tree (+inf/-inf).
+  std::vector<double> scratch_;         // [A]: sigma / weights of the node being scored.
+
+  // Outputs of the last traverse(), [B] each; the binding exposes them as zero-copy numpy views.
+  std::vector<int32_t> out_parent_, out_action_, out_child_;
+  std::vector<uint8_t> out_needs_eval_;
+};
+
+}  // namespace mcts
+}  // namespace lzlite
