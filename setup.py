@@ -28,6 +28,14 @@ EXTENSIONS = [
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     ),
     Extension(
+        "zoo._bots",
+        ["zoo/_bots.pyx"],
+        include_dirs=[np.get_include(), "zoo"],
+        language="c++",
+        extra_compile_args=CXX_ARGS,
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    ),
+    Extension(
         "lzlite.mcts.ctree._ctree",
         ["lzlite/mcts/ctree/_ctree.pyx"],
         include_dirs=[np.get_include(), "lzlite/mcts/ctree", "zoo"],
