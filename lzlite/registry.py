@@ -97,6 +97,7 @@ def _qualname(obj: object) -> str:
 # that a partial install still reports the names it does know.
 _BUILTIN_MODULES = (
     "zoo",
+    "lzlite.envs.gym_env",
     "lzlite.policy",
     "lzlite.model",
     "lzlite.buffer",

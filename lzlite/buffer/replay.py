@@ -14,7 +14,7 @@ Segments longer than the capacity are refused.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping, Optional, Sequence, Tuple
+from typing import Dict, Callable, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 from easydict import EasyDict
@@ -196,6 +196,35 @@ class ReplayBuffer:
         self._next_segment += len(segs)
         self._max_len = max(self._max_len, int(lens.max()))
 
+    # ------------------------------------------------------------------ state
+    _STATE_SCALARS = ("_total", "_next_segment", "_num_live", "_max_len")
+
+    def state_dict(self) -> Dict[str, Any]:
+        """Everything needed to resume sampling exactly: tensors and numbers only (weights_only-safe)."""
+        import torch
+
+        state: Dict[str, Any] = {k: getattr(self, k) for k in self._STATE_SCALARS}
+        if self._obs is not None:
+            state["obs_shape"] = list(self.obs_shape)
+            state["action_space_size"] = self.action_space_size
+            state["arrays"] = {k: torch.from_numpy(v.copy()) for k, v in vars(self).items() if isinstance(v, np.ndarray)}
+        return state
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        """Restore a ``state_dict``; the capacity must match the checkpoint's."""
+        for k in self._STATE_SCALARS:
+            setattr(self, k, int(state[k]))
+        if "arrays" not in state:
+            return
+        arrays = {k: v.numpy() for k, v in state["arrays"].items()}
+        if len(arrays["_pos"]) != self.capacity:
+            raise ValueError(f"checkpoint buffer holds {len(arrays['_pos'])} rows but replay_buffer_size is "
+                             f"{self.capacity}; resume with the same replay_buffer_size")
+        self.obs_shape = tuple(state["obs_shape"])
+        self.action_space_size = int(state["action_space_size"])
+        for k, v in arrays.items():
+            setattr(self, k, v.copy())
+
     def _on_write(self, slots: np.ndarray, sampleable: np.ndarray) -> None:
         """Hook for subclasses: rows ``slots`` were (over)written."""
 
@@ -372,6 +401,19 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         self._tree = SumTree(self.capacity)
         self._max_priority = 1.0
         self._alpha = float(self.cfg.priority_prob_alpha) if self.cfg.use_priority else 0.0
+
+    def state_dict(self) -> Dict[str, Any]:
+        import torch
+
+        state = super().state_dict()
+        state["max_priority"] = float(self._max_priority)
+        state["tree"] = torch.from_numpy(self._tree._tree.copy())
+        return state
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        super().load_state_dict(state)
+        self._max_priority = float(state["max_priority"])
+        self._tree._tree[:] = state["tree"].numpy()
 
     def _on_write(self, slots: np.ndarray, sampleable: np.ndarray) -> None:
         self._tree.update(slots, np.where(sampleable, self._max_priority**self._alpha, 0.0))

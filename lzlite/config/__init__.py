@@ -4,6 +4,8 @@ from lzlite.config.compile import (
     TOP_LEVEL_DEFAULTS,
     ConfigError,
     compile_config,
+    deep_update,
+    extend_base,
     load_config_file,
     merge_strict,
     save_config,
@@ -12,6 +14,8 @@ from lzlite.config.compile import (
 __all__ = [
     "ConfigError",
     "compile_config",
+    "deep_update",
+    "extend_base",
     "merge_strict",
     "load_config_file",
     "save_config",

@@ -44,6 +44,8 @@ TOP_LEVEL_DEFAULTS = dict(
     exp_name="default_experiment",  # run directory name under `runs/`; the resolved config is written there
     entry=None,  # entry function name (e.g. 'train_muzero'); None: the policy's own default entry
     seed=None,  # default seed when the command line gives none (None: 0)
+    max_env_step=None,  # stop after this many collected env steps (None: no limit; --max-env-step wins)
+    max_train_iter=None,  # stop after this many learner steps (None: no limit; --max-train-iter wins)
 )
 
 # create_config: which registered component fills each role. Unknown roles are errors too.
@@ -256,3 +258,30 @@ def load_config_file(path: str) -> Tuple[dict, dict]:
         if not isinstance(value, Mapping):
             raise ConfigError(f"{name} in '{path}' must be a dict, got {_type_name(value)}")
     return dict(main), dict(create)
+
+
+CONFIGS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "configs")
+
+
+def deep_update(base: Mapping, override: Mapping) -> dict:
+    """A new dict: ``base`` with ``override`` merged in recursively (no strictness: that is compile_config's)."""
+    out = copy.deepcopy(dict(base))
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = deep_update(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def extend_base(name: str, main_config: Mapping, create_config: Mapping) -> Tuple[dict, dict]:
+    """The algorithm base config ``configs/<name>.py`` with a game's settings merged over it.
+
+    Zoo configs call this so that algorithm hyperparameters live in one place per algorithm.
+    """
+    path = os.path.join(CONFIGS_DIR, f"{name}.py")
+    if not os.path.isfile(path):
+        known = sorted(f[:-3] for f in os.listdir(CONFIGS_DIR) if f.endswith(".py")) if os.path.isdir(CONFIGS_DIR) else []
+        raise ConfigError(f"no base config '{name}' in {CONFIGS_DIR}; known: {', '.join(known) or '(none)'}")
+    base_main, base_create = load_config_file(path)
+    return deep_update(base_main, main_config), deep_update(base_create, create_config)

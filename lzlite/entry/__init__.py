@@ -1,8 +1,4 @@
-"""Entry functions (LightZero-compatible signatures) and the command line (`python -m lzlite.entry`).
-
-Entry functions are imported lazily so that `import lzlite` stays cheap and a missing optional piece
-only fails when it is used.
-"""
+"""Entry functions (LightZero-compatible signatures) and the command line (`python -m lzlite.entry`)."""
 from __future__ import annotations
 
 import importlib
@@ -49,3 +45,13 @@ def __getattr__(name: str) -> Callable:
     if name in ENTRY_FUNCTIONS:
         return get_entry(name)
     raise AttributeError(f"module 'lzlite.entry' has no attribute '{name}'")
+
+
+# Bind the functions eagerly: importing a submodule (lzlite.entry.train_muzero) would otherwise shadow
+# the function of the same name with the module object.
+for _name in ENTRY_FUNCTIONS:
+    try:
+        globals()[_name] = get_entry(_name)
+    except NotImplementedError:  # not in this version yet: get_entry explains when it is asked for
+        pass
+del _name

@@ -1,1 +1,6 @@
-"""policy."""
+"""Policies: the template (base.Policy) and one small subclass per algorithm."""
+from lzlite.policy.alphazero import AlphaZeroPolicy
+from lzlite.policy.base import Policy
+from lzlite.policy.muzero import GumbelMuZeroPolicy, MuZeroPolicy
+
+__all__ = ["Policy", "AlphaZeroPolicy", "MuZeroPolicy", "GumbelMuZeroPolicy"]

@@ -1,0 +1,202 @@
+"""THE training loop every entry function wires: collect -> push -> learn -> evaluate -> checkpoint.
+
+Entry functions (train_muzero, train_alphazero, ...) are thin: they name the defaults they expect and
+call ``train``. Components come from the registries by name, so a user's registered policy runs
+through this same loop unchanged.
+"""
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Dict, Optional, Sequence
+
+import numpy as np
+import torch
+
+from lzlite.config import ConfigError, compile_config, save_config
+from lzlite.entry.utils import calculate_update_per_collect, set_global_seed
+from lzlite.envs.vector import make_vector_env
+from lzlite.registry import (BUFFER_REGISTRY, COLLECTOR_REGISTRY, EVALUATOR_REGISTRY, POLICY_REGISTRY)
+from lzlite.worker.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from lzlite.worker.learner import Learner
+
+__all__ = ["train", "build_components"]
+
+_NO_LIMIT = int(1e12)
+
+
+def _split_input(input_cfg: Any) -> Sequence[dict]:
+    if not isinstance(input_cfg, (list, tuple)) or len(input_cfg) != 2:
+        raise ConfigError("input_cfg must be [main_config, create_config] (LightZero's layout)")
+    return input_cfg
+
+
+def build_components(cfg: Any, model: Optional[torch.nn.Module] = None) -> Dict[str, Any]:
+    """Policy, vector envs, collector, evaluator and buffer for a compiled config."""
+    pcfg = cfg.policy
+    env_type = cfg.create.env.type
+    venv = make_vector_env(cfg.env, env_type, pcfg.collector_env_num, seed=cfg.seed)
+    policy = POLICY_REGISTRY.get(cfg.create.policy.type)(pcfg, model=model, value_sign=venv.value_sign)
+    rng = np.random.default_rng([cfg.seed, 1])
+    collector_cls = COLLECTOR_REGISTRY.get(cfg.create.collector.type or policy.collector_type)
+    collector = collector_cls(policy, venv, pcfg, rng)
+    evaluator_cls = EVALUATOR_REGISTRY.get(cfg.create.evaluator.type or "bot_evaluator")
+    evaluator = evaluator_cls(policy, lambda n: make_vector_env(cfg.env, env_type, n, seed=cfg.seed + 7919),
+                              pcfg, seed=cfg.seed)
+    buffer_type = cfg.create.replay_buffer.type or ("prioritized_game_buffer" if pcfg.use_priority else "game_buffer")
+    buffer_cls = BUFFER_REGISTRY.get(buffer_type)
+    bcfg = {k: pcfg[k] for k in buffer_cls.default_config() if k in pcfg}
+    bcfg.update(value_sign=int(venv.value_sign), return_obs_unroll=pcfg.ssl_loss_weight > 0)
+    buffer = buffer_cls(bcfg)
+    return dict(policy=policy, venv=venv, collector=collector, evaluator=evaluator, buffer=buffer, rng=rng)
+
+
+def train(
+    input_cfg: Sequence[dict],
+    seed: int = 0,
+    model: Optional[torch.nn.Module] = None,
+    model_path: Optional[str] = None,
+    max_train_iter: Optional[int] = None,
+    max_env_step: Optional[int] = None,
+    run_dir: Optional[str] = None,
+    resume: bool = False,
+    device: Optional[str] = None,
+    progress: bool = True,
+) -> Any:
+    """Train the experiment ``input_cfg`` describes and return the trained policy.
+
+    Args:
+        input_cfg: ``[main_config, create_config]``.
+        seed: random seed (overrides main_config.seed).
+        model: an already-built network to train instead of the config's.
+        model_path: a checkpoint whose weights initialise the model.
+        max_train_iter / max_env_step: stop limits (default: main_config's, else unlimited).
+        run_dir: where the resolved config, TensorBoard logs and checkpoints go (runs/<exp_name>).
+        resume: continue from ``run_dir/ckpt/last.pt`` (weights, optimizer, schedule, counters, RNG).
+        device: torch device overriding the config.
+        progress: show a tqdm progress bar.
+    """
+    main_config, create_config = _split_input(input_cfg)
+    cfg = compile_config(main_config, create_config, seed=seed)
+    if device is not None:
+        cfg.policy.device = device
+    max_train_iter = int(max_train_iter or cfg.max_train_iter or _NO_LIMIT)
+    max_env_step = int(max_env_step or cfg.max_env_step or _NO_LIMIT)
+    run_dir = run_dir or os.path.join("runs", cfg.exp_name)
+    ckpt_dir = os.path.join(run_dir, "ckpt")
+    from lzlite.distributed.ddp import get_rank, get_world_size, is_ddp_enabled, setup_ddp
+
+    if is_ddp_enabled():
+        setup_ddp(cfg)
+    rank, world_size = get_rank(), get_world_size()
+    set_global_seed(cfg.seed + rank)
+    if cfg.policy.num_threads > 0:
+        torch.set_num_threads(cfg.policy.num_threads)
+    if rank == 0:
+        save_config(cfg, os.path.join(run_dir, "config.py"))
+
+    parts = build_components(cfg, model)
+    policy, collector, evaluator, buffer = parts["policy"], parts["collector"], parts["evaluator"], parts["buffer"]
+    learner = Learner(policy, cfg.policy, max_train_iter=min(max_train_iter, 10**7))
+    if world_size > 1:
+        from lzlite.distributed.ddp import wrap_model
+
+        policy.model = wrap_model(policy.model)
+    sample_rng = np.random.default_rng([cfg.seed, rank, 2])
+    env_steps = 0
+    if model_path:
+        policy.load_state_dict(load_checkpoint(model_path)["policy"])
+    if resume:
+        state = load_checkpoint(latest_checkpoint(ckpt_dir))
+        _restore(state, policy, learner, collector, buffer, sample_rng)
+        env_steps = int(state["counters"]["env_steps"])
+
+    from lzlite.telemetry.logger import RunLogger
+
+    logger = RunLogger(run_dir, enabled=(rank == 0), progress=progress,
+                       total=max_env_step if max_env_step < _NO_LIMIT else max_train_iter,
+                       unit="env steps" if max_env_step < _NO_LIMIT else "iters")
+    logger.update(env_steps if max_env_step < _NO_LIMIT else learner.train_iter)
+    pcfg = cfg.policy
+    last_eval: Dict[str, float] = {}
+    t_start = time.perf_counter()
+    while env_steps < max_env_step and learner.train_iter < max_train_iter:
+        segments, cstats = collector.collect(train_iter=learner.train_iter)
+        buffer.push_segments(segments)
+        new_steps = int(sum(len(s) for s in segments))
+        env_steps += new_steps
+        logger.scalars("collect", cstats, env_steps)
+        n_updates = calculate_update_per_collect(cfg, new_steps, world_size)
+        if buffer.num_transitions < _local_batch(pcfg.batch_size, world_size):
+            n_updates = 0  # too little data for one minibatch yet: keep collecting (same on every rank)
+        lstats: Dict[str, float] = {}
+        reanalyze = policy.reanalyze_fn() if pcfg.reanalyze_ratio > 0 else None
+        for _ in range(n_updates):
+            if learner.train_iter >= max_train_iter:
+                break
+            batch = buffer.sample(_local_batch(pcfg.batch_size, world_size), sample_rng, reanalyze_fn=reanalyze)
+            lstats = learner.train(batch)
+            if pcfg.use_priority and learner.last_priorities is not None:
+                buffer.update_priorities(batch.indices, learner.last_priorities)
+            if rank == 0 and learner.train_iter % pcfg.eval_freq == 0:
+                last_eval = evaluator.eval()
+                logger.scalars("eval", last_eval, env_steps)
+            if rank == 0 and learner.train_iter % pcfg.save_ckpt_freq == 0:
+                _save(ckpt_dir, policy, learner, collector, buffer, sample_rng, env_steps)
+        logger.scalars("learn", lstats, env_steps)
+        logger.update(env_steps if max_env_step < _NO_LIMIT else learner.train_iter,
+                      dict(iter=learner.train_iter, loss=lstats.get("loss", float("nan")), **_headline(last_eval)))
+    if rank == 0:
+        last_eval = evaluator.eval()
+        logger.scalars("eval", last_eval, env_steps)
+        _save(ckpt_dir, policy, learner, collector, buffer, sample_rng, env_steps)
+        elapsed = time.perf_counter() - t_start
+        summary = dict(env_steps=env_steps, train_iter=learner.train_iter, wall_minutes=elapsed / 60.0,
+                       env_steps_per_s=env_steps / max(elapsed, 1e-9), **last_eval)
+        logger.summary(summary)
+    logger.close()
+    policy.final_eval = last_eval
+    return policy
+
+
+def _local_batch(batch_size: int, world_size: int) -> int:
+    if batch_size % world_size:
+        raise ConfigError(f"policy.batch_size={batch_size} must be divisible by the world size {world_size}")
+    return batch_size // world_size
+
+
+def _headline(stats: Dict[str, float]) -> Dict[str, float]:
+    keep = {}
+    for k, v in stats.items():
+        if k.endswith(("/win", "/loss")) or k == "eval/mean_return":
+            keep[k.replace("/", "_")] = round(v, 3)
+    return keep
+
+
+def _save(ckpt_dir, policy, learner, collector, buffer, rng, env_steps) -> None:
+    state = dict(
+        policy=policy.state_dict(),
+        learner=learner.state_dict(),
+        counters=dict(env_steps=env_steps, episodes=collector.episodes, train_iter=learner.train_iter),
+        rng=dict(sample=rng.bit_generator.state, collect=collector.rng.bit_generator.state,
+                 torch=torch.get_rng_state()),
+    )
+    if hasattr(buffer, "state_dict"):
+        state["buffer"] = buffer.state_dict()
+    save_checkpoint(os.path.join(ckpt_dir, "last.pt"), state)
+
+
+def _restore(state, policy, learner, collector, buffer, rng) -> None:
+    from lzlite.worker.checkpoint import CheckpointError
+
+    try:
+        policy.load_state_dict(state["policy"])
+        learner.load_state_dict(state["learner"])
+        if "buffer" in state:
+            buffer.load_state_dict(state["buffer"])
+    except (KeyError, RuntimeError, ValueError) as e:
+        raise CheckpointError(f"checkpoint does not match this config/model: {str(e)[:300]}") from None
+    rng.bit_generator.state = state["rng"]["sample"]
+    collector.rng.bit_generator.state = state["rng"]["collect"]
+    torch.set_rng_state(state["rng"]["torch"])
+    collector.episodes = int(state["counters"]["episodes"])

@@ -1,0 +1,264 @@
+"""The policy template every algorithm subclasses.
+
+A policy owns the networks (online + target), turns search outputs into actions and buffer targets,
+and defines the loss. Its public methods are templates that enforce the invariants every algorithm
+shares (legal actions only, finite losses, shapes); subclasses override the hooks named ``_hook_*``:
+
+- ``_hook_make_model()``: build the network from ``cfg.model``.
+- ``_hook_make_adapter(model, venv)``: the search adapter (latent model, real game states, ...).
+- ``_hook_root_input(venv, idx)``: what the adapter's ``initial`` takes for the roots ``idx``.
+- ``_hook_policy_target(out)``: the policy target stored in the buffer for a search output.
+- ``_hook_loss(batch)``: ``(loss, stats, priorities)`` for a sampled batch.
+
+The collector, evaluator, buffer and training loop call only the public methods and know nothing of
+algorithm names (../shared/STYLE.md, principle 7).
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any, Dict, Optional, Tuple
+
+import numpy as np
+import torch
+from easydict import EasyDict
+
+from lzlite.mcts.search import search as run_search
+
+__all__ = ["Policy", "search_config_from_policy"]
+
+
+def search_config_from_policy(cfg: EasyDict, value_sign: float) -> Any:
+    """The search config (lzlite.mcts) derived from a policy config section."""
+    from lzlite.mcts.types import SearchConfig
+
+    return SearchConfig(
+        rule=cfg.search_rule,
+        num_simulations=cfg.num_simulations,
+        pb_c_base=cfg.pb_c_base,
+        pb_c_init=cfg.pb_c_init,
+        discount=cfg.discount_factor,
+        value_sign=value_sign,
+        root_dirichlet_alpha=cfg.root_dirichlet_alpha,
+        root_noise_weight=cfg.root_noise_weight,
+        max_num_considered_actions=cfg.max_num_considered_actions,
+        gumbel_scale=cfg.gumbel_scale,
+        c_visit=cfg.c_visit,
+        c_scale=cfg.c_scale,
+        rescale_values=cfg.rescale_values,
+        backend="c" if cfg.mcts_ctree else "py",
+    )
+
+
+class Policy:
+    """Base template; see the module docstring for the hooks."""
+
+    #: default entry function for ``python -m lzlite.entry`` when the config names none
+    entry: str = "train_muzero"
+    #: name of the model class in MODEL_REGISTRY, per ``model.model_type``
+    model_classes: Dict[str, str] = {}
+
+    @classmethod
+    def default_config(cls) -> EasyDict:
+        """Keys shared by every policy (LightZero's names where LightZero has them)."""
+        return EasyDict(dict(
+            model=cls.default_model_config(),  # network config; keys of the model class (see lzlite/model)
+            cuda=False,  # LightZero compatibility: True means device 'cuda' when `device` is 'auto'
+            device="auto",  # 'auto' (cuda when cuda=True and available, else cpu), 'cpu', 'cuda:0', ...
+            env_type="board_games",  # 'board_games' (two-player, value_sign -1) or 'not_board_games'
+            action_type="varied_action_space",  # LightZero compatibility; lzlite always uses full-space masks
+            num_threads=1,  # torch intra-op threads; small board-game nets run fastest on one (0: torch's default)
+            mcts_ctree=True,  # True: the C++ search tree; False: the pure-numpy reference tree
+            search_rule="puct",  # 'puct' (AlphaZero/MuZero) or 'gumbel' (Gumbel MuZero)
+            num_simulations=25,  # simulations per search
+            pb_c_base=19652.0,  # PUCT exploration base
+            pb_c_init=1.25,  # PUCT exploration constant
+            root_dirichlet_alpha=0.3,  # Dirichlet noise concentration at the root (collect only)
+            root_noise_weight=0.25,  # weight of the Dirichlet noise in the root prior
+            max_num_considered_actions=16,  # Gumbel: actions sampled at the root (m)
+            gumbel_scale=1.0,  # Gumbel: scale of the Gumbel noise during collection
+            c_visit=50.0,  # Gumbel: sigma(q) = (c_visit + max N) * c_scale * q
+            c_scale=1.0,  # Gumbel: see c_visit
+            rescale_values=False,  # Gumbel: min-max rescale completed Q before sigma (mctx style)
+            discount_factor=0.997,  # reward discount (board games: 1.0)
+            collector_env_num=8,  # games played at once by the collector
+            evaluator_env_num=8,  # games played at once by the evaluator
+            n_episode=8,  # episodes per collect
+            game_segment_length=400,  # max transitions per GameSegment (episodes are cut into segments)
+            update_per_collect=None,  # learner steps per collect; None: transitions x replay_ratio
+            replay_ratio=0.25,  # learner steps per collected transition when update_per_collect is None
+            batch_size=256,  # minibatch size (split across ranks under DDP)
+            optim_type="AdamW",  # 'AdamW', 'Adam' or 'SGD'
+            learning_rate=0.003,  # peak learning rate
+            weight_decay=0.0001,  # decoupled weight decay (AdamW) / L2 (SGD)
+            momentum=0.9,  # SGD momentum
+            lr_schedule="constant",  # 'constant' or 'cosine' (decays to 10% over max_train_iter)
+            warmup_steps=0,  # linear LR warm-up steps
+            grad_clip_value=0.5,  # global gradient-norm clip
+            target_update_freq=100,  # learner steps between target-network copies
+            replay_buffer_size=10000,  # transitions kept in the replay buffer
+            use_priority=False,  # prioritized replay (sum tree) instead of uniform
+            priority_prob_alpha=0.6,  # prioritized replay exponent alpha
+            priority_prob_beta=0.4,  # importance-sampling exponent beta
+            reanalyze_ratio=0.0,  # fraction of each batch whose bootstrap values are recomputed by search
+            num_unroll_steps=5,  # K: dynamics unroll steps in training (0 for AlphaZero)
+            td_steps=9,  # n of the n-step value target
+            value_loss_weight=0.25,  # weight of the value loss
+            policy_loss_weight=1.0,  # weight of the policy loss
+            reward_loss_weight=1.0,  # weight of the reward loss
+            ssl_loss_weight=0.0,  # weight of the latent consistency loss (0 disables it)
+            fixed_temperature_value=1.0,  # action-sampling temperature in collection
+            manual_temperature_decay=False,  # decay temperature 1 -> 0.5 -> 0.25 over training
+            threshold_training_steps_for_final_temperature=100000,  # iters at which the decay ends
+            temperature_moves=-1,  # >= 0: sample only for the first N plies of a game, then argmax
+            eval_freq=500,  # learner steps between evaluations
+            eval_episodes=20,  # evaluation games per opponent (half as first player, half as second)
+            eval_bots=["rule"],  # zoo bots the evaluator plays against ('random','rule','alpha_beta','perfect')
+            eval_bot_depth=4,  # depth of the alpha-beta eval bot
+            eval_optimal_move_rate=False,  # grade the greedy move in every reachable position (small games)
+            save_ckpt_freq=1000,  # learner steps between checkpoints (and one at the end)
+            learn=dict(learner=dict(hook=dict(save_ckpt_after_iter=1000))),  # LightZero compatibility
+        ))
+
+    @classmethod
+    def default_model_config(cls) -> EasyDict:
+        """Union of the default configs of the model classes this policy may build."""
+        from lzlite.registry import MODEL_REGISTRY
+
+        merged = EasyDict(model_type=next(iter(cls.model_classes), "conv"))  # which network: see model_classes
+        for name in cls.model_classes.values():
+            for k, v in MODEL_REGISTRY.get(name).default_config().items():
+                merged.setdefault(k, v)
+        return merged
+
+    def __init__(self, cfg: EasyDict, model: Optional[torch.nn.Module] = None, value_sign: float = -1.0) -> None:
+        self.cfg = cfg
+        self.value_sign = float(value_sign)
+        self.device = self._resolve_device(cfg)
+        self.model = (model if model is not None else self._hook_make_model()).to(self.device)
+        self.target_model = copy.deepcopy(self.model).eval()
+        for p in self.target_model.parameters():
+            p.requires_grad_(False)
+        self.search_cfg = search_config_from_policy(cfg, value_sign)
+        self.eval_search_cfg = self.search_cfg
+        self._adapters: Dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ acting
+    def act(self, venv: Any, idx: np.ndarray, rng: np.random.Generator, *, mode: str = "collect",
+            temperature: float = 0.0, reuse_action: Optional[np.ndarray] = None,
+            reuse_value: Optional[np.ndarray] = None) -> Any:
+        """Search from the positions ``idx`` of a vector env and return the SearchOutput.
+
+        Args:
+            venv: the vector env (board games: a BoardVectorEnv; others: any VectorEnv).
+            idx: int [B] env indices to search from (running games only).
+            rng: generator for the root noise and action sampling.
+            mode: 'collect' (root noise, temperature) or 'eval' (no noise, greedy).
+        Returns:
+            SearchOutput with ``action`` int [B] (always legal).
+        """
+        if mode not in ("collect", "eval"):
+            raise ValueError(f"mode must be 'collect' or 'eval', got {mode!r}")
+        idx = np.asarray(idx, dtype=np.int64)
+        self.model.eval()
+        adapter = self._adapter_for(venv)
+        with torch.inference_mode():
+            adapter.prepare(len(idx), self.search_cfg.num_simulations + 1)
+            root = adapter.initial(self._hook_root_input(venv, idx))
+            # the env, not the network, knows which actions are legal at the roots
+            root = dataclasses.replace(root, legal_mask=venv.legal_mask()[idx])
+            out = run_search(
+                adapter, root, self.search_cfg, rng,
+                temperature=temperature if mode == "collect" else 0.0,
+                add_noise=(mode == "collect"),
+                reuse_action=reuse_action, reuse_value=reuse_value,
+            )
+        legal = root.legal_mask[np.arange(len(idx)), out.action]
+        if not np.all(legal):
+            bad = int(np.flatnonzero(~legal)[0])
+            raise RuntimeError(f"search chose illegal action {int(out.action[bad])} for env {int(idx[bad])}")
+        return out
+
+    def policy_target(self, out: Any) -> np.ndarray:
+        """The policy target [B, A] to store for a search output (a distribution over legal actions)."""
+        target = np.asarray(self._hook_policy_target(out), dtype=np.float32)
+        return target
+
+    def collect_temperature(self, train_iter: int) -> float:
+        """Action-sampling temperature for collection at learner step ``train_iter``."""
+        if not self.cfg.manual_temperature_decay:
+            return float(self.cfg.fixed_temperature_value)
+        frac = train_iter / max(1, self.cfg.threshold_training_steps_for_final_temperature)
+        return 1.0 if frac < 0.5 else 0.5 if frac < 0.75 else 0.25
+
+    # ----------------------------------------------------------------- learning
+    def compute_loss(self, batch: Any) -> Tuple[torch.Tensor, Dict[str, float], Optional[np.ndarray]]:
+        """Loss for a sampled batch: (scalar loss tensor, stats, new priorities [Bt] or None)."""
+        self.model.train()
+        loss, stats, priorities = self._hook_loss(batch)
+        if loss.dim() != 0:
+            raise RuntimeError(f"{type(self).__name__}._hook_loss must return a scalar loss, got shape {tuple(loss.shape)}")
+        if not torch.isfinite(loss):
+            raise FloatingPointError(f"non-finite loss {loss.item()} ({stats}); lower the learning rate or check inputs")
+        return loss, stats, priorities
+
+    def update_target(self) -> None:
+        """Copy the online weights into the target network."""
+        self.target_model.load_state_dict(self._unwrap(self.model).state_dict())
+
+    def reanalyze_fn(self) -> Optional[Any]:
+        """A function obs -> (values, policies) recomputed with the target model, or None."""
+        return None
+
+    # ------------------------------------------------------------------- state
+    def state_dict(self) -> Dict[str, Any]:
+        return {"model": self._unwrap(self.model).state_dict(), "target_model": self.target_model.state_dict()}
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        self._unwrap(self.model).load_state_dict(state["model"])
+        self.target_model.load_state_dict(state.get("target_model", state["model"]))
+
+    # ------------------------------------------------------------------- hooks
+    def _hook_make_model(self) -> torch.nn.Module:
+        from lzlite.registry import MODEL_REGISTRY
+
+        mcfg = dict(self.cfg.model)
+        model_type = mcfg.pop("model_type")
+        if model_type not in self.model_classes:
+            raise ValueError(f"policy.model.model_type must be one of {sorted(self.model_classes)}, got {model_type!r}")
+        cls = MODEL_REGISTRY.get(self.model_classes[model_type])
+        own_keys = set(cls.default_config())
+        return cls(**{k: v for k, v in mcfg.items() if k in own_keys})
+
+    def _hook_make_adapter(self, model: torch.nn.Module, venv: Any) -> Any:
+        raise NotImplementedError
+
+    def _hook_root_input(self, venv: Any, idx: np.ndarray) -> Any:
+        raise NotImplementedError
+
+    def _hook_policy_target(self, out: Any) -> np.ndarray:
+        visits = out.visit_counts.astype(np.float32)
+        return visits / np.maximum(visits.sum(axis=1, keepdims=True), 1.0)
+
+    def _hook_loss(self, batch: Any) -> Tuple[torch.Tensor, Dict[str, float], Optional[np.ndarray]]:
+        raise NotImplementedError
+
+    # ----------------------------------------------------------------- helpers
+    def _adapter_for(self, venv: Any) -> Any:
+        key = getattr(venv, "game_name", type(venv).__name__)  # adapters depend on the game, not the instance
+        if key not in self._adapters:
+            self._adapters[key] = self._hook_make_adapter(self._unwrap(self.model), venv)
+        return self._adapters[key]
+
+    @staticmethod
+    def _unwrap(model: torch.nn.Module) -> torch.nn.Module:
+        return model.module if hasattr(model, "module") else model
+
+    @staticmethod
+    def _resolve_device(cfg: EasyDict) -> torch.device:
+        if cfg.device == "auto":
+            return torch.device("cuda" if cfg.cuda and torch.cuda.is_available() else "cpu")
+        return torch.device(cfg.device)
+
+    def to_tensor(self, x: np.ndarray, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        return torch.as_tensor(np.ascontiguousarray(x), dtype=dtype, device=self.device)

@@ -1,0 +1,124 @@
+"""MuZero and Gumbel MuZero: a learned model searched in latent space."""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Optional, Tuple
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from easydict import EasyDict
+
+from lzlite.model.support import scalar_to_support
+from lzlite.policy.base import Policy
+from lzlite.registry import POLICY_REGISTRY
+
+__all__ = ["MuZeroPolicy", "GumbelMuZeroPolicy"]
+
+
+def _scale_gradient(x: torch.Tensor, scale: float) -> torch.Tensor:
+    """Identity forward; gradient multiplied by ``scale`` (MuZero's 0.5 on the dynamics path)."""
+    return x * scale + x.detach() * (1.0 - scale)
+
+
+@POLICY_REGISTRY.register("muzero")
+class MuZeroPolicy(Policy):
+    """MuZero (Schrittwieser et al., 2020): PUCT search over a learned latent model.
+
+    Loss over K unrolled steps: categorical value and reward (when the model is categorical), policy
+    cross-entropy against the search's policy target, optional latent consistency (EfficientZero).
+    """
+
+    entry = "train_muzero"
+    model_classes = {"conv": "MuZeroModel", "mlp": "MuZeroModelMLP"}
+    collector_type = "episode_collector"
+
+    def _hook_make_adapter(self, model: torch.nn.Module, venv: Any) -> Any:
+        return self._latent_adapter(model)
+
+    def _latent_adapter(self, model: torch.nn.Module) -> Any:
+        from lzlite.mcts.adapters import LatentModelAdapter
+
+        return LatentModelAdapter(model, model.to_scalar, model.to_scalar, self.device)
+
+    def _hook_root_input(self, venv: Any, idx: np.ndarray) -> Any:
+        return self.to_tensor(venv.observe()[idx])
+
+    def reanalyze_fn(self) -> Optional[Callable[[np.ndarray], Tuple[np.ndarray, Optional[np.ndarray]]]]:
+        """Root values of a batch of observations searched with the target model (no root noise)."""
+        from lzlite.mcts.search import search as run_search
+        from lzlite.mcts.types import RootOutput  # noqa: F401  (documented type of adapter.initial)
+
+        adapter = self._latent_adapter(self.target_model)
+        rng = np.random.default_rng(0)
+
+        def fn(obs: np.ndarray) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+            with torch.inference_mode():
+                adapter.prepare(len(obs), self.search_cfg.num_simulations + 1)
+                root = adapter.initial(self.to_tensor(obs))
+                out = run_search(adapter, root, self.search_cfg, rng, add_noise=False)
+            return out.root_value.astype(np.float32), None
+
+        return fn
+
+    def _value_loss(self, head: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        model = self._unwrap(self.model)
+        if model.categorical_distribution:
+            t = scalar_to_support(target, model.support_scale)
+            return -(t * F.log_softmax(head, dim=-1)).sum(-1)
+        return (head.view(-1) - target) ** 2
+
+    def _hook_loss(self, batch: Any) -> Tuple[torch.Tensor, Dict[str, float], Optional[np.ndarray]]:
+        cfg = self.cfg
+        model = self._unwrap(self.model)
+        obs = self.to_tensor(batch.obs)
+        actions = self.to_tensor(batch.actions, torch.int64)  # [Bt, K]
+        t_reward = self.to_tensor(batch.target_reward)  # [Bt, K]
+        t_value = self.to_tensor(batch.target_value)  # [Bt, K+1]
+        t_policy = self.to_tensor(batch.target_policy)  # [Bt, K+1, A]
+        mask = self.to_tensor(batch.mask_unroll)  # [Bt, K+1]
+        weights = self.to_tensor(batch.weights)
+        K = actions.shape[1]
+
+        out = self.model.initial_inference(obs)
+        latent = out.latent_state
+        value_loss = self._value_loss(out.value, t_value[:, 0])
+        policy_loss = -(t_policy[:, 0] * F.log_softmax(out.policy_logits, dim=-1)).sum(-1)
+        reward_loss = torch.zeros_like(value_loss)
+        ssl_loss = torch.zeros_like(value_loss)
+        pred_root_value = model.to_scalar(out.value).detach()
+        use_ssl = cfg.ssl_loss_weight > 0 and getattr(batch, "obs_unroll", None) is not None
+        for k in range(1, K + 1):
+            latent = _scale_gradient(latent, 0.5)
+            out = self.model.recurrent_inference(latent, actions[:, k - 1])
+            latent = out.latent_state
+            value_loss = value_loss + self._value_loss(out.value, t_value[:, k])
+            reward_loss = reward_loss + self._value_loss(out.reward, t_reward[:, k - 1])
+            policy_loss = policy_loss + mask[:, k] * -(t_policy[:, k] * F.log_softmax(out.policy_logits, dim=-1)).sum(-1)
+            if use_ssl:
+                with torch.no_grad():
+                    target_latent = self.target_model.initial_inference(self.to_tensor(batch.obs_unroll[:, k - 1])).latent_state
+                    target_proj = self.target_model.project(target_latent, with_grad=False)
+                proj = model.project(latent, with_grad=True)
+                ssl_loss = ssl_loss - mask[:, k] * F.cosine_similarity(proj, target_proj, dim=-1)
+        total = (cfg.value_loss_weight * value_loss + cfg.policy_loss_weight * policy_loss
+                 + cfg.reward_loss_weight * reward_loss + cfg.ssl_loss_weight * ssl_loss)
+        loss = (weights * total).mean()
+        stats = dict(value_loss=value_loss.mean().item(), policy_loss=policy_loss.mean().item(),
+                     reward_loss=reward_loss.mean().item(), ssl_loss=ssl_loss.mean().item(),
+                     pred_value=float(pred_root_value.mean()), target_value=float(t_value[:, 0].mean()))
+        priorities = (pred_root_value - t_value[:, 0]).abs().cpu().numpy() + 1e-6
+        return loss, stats, priorities
+
+
+@POLICY_REGISTRY.register("gumbel_muzero")
+class GumbelMuZeroPolicy(MuZeroPolicy):
+    """Gumbel MuZero (Danihelka et al., 2022): Gumbel root + sequential halving, improved-policy targets."""
+
+    @classmethod
+    def default_config(cls) -> EasyDict:
+        cfg = super().default_config()
+        cfg.search_rule = "gumbel"  # Gumbel-top-k sampling and sequential halving at the root
+        return cfg
+
+    def _hook_policy_target(self, out: Any) -> np.ndarray:
+        return out.improved_policy  # softmax(logits + sigma(completed Q)): the paper's policy target

@@ -1,0 +1,118 @@
+"""The collector: many games at once, one batched search per move, GameSegments out.
+
+Two-player board games are self-play (both sides use the policy); single-player envs just play.
+The collector knows nothing of the algorithm: it asks the policy to ``act`` and for the
+``policy_target`` of each search, and stores what the buffer needs.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+from easydict import EasyDict
+
+from lzlite.buffer.game_segment import GameSegment
+from lzlite.registry import COLLECTOR_REGISTRY
+
+__all__ = ["Collector"]
+
+
+@COLLECTOR_REGISTRY.register("episode_collector")
+class Collector:
+    """Plays ``n_episode`` games per ``collect`` call with up to ``num_envs`` running at once.
+
+    Args:
+        policy: a lzlite Policy.
+        venv: a vector env (BoardVectorEnv / GymVectorEnv).
+        cfg: the policy config section (reads n_episode, game_segment_length, temperature keys).
+        rng: generator for root noise and action sampling.
+    """
+
+    @staticmethod
+    def default_config() -> EasyDict:
+        return EasyDict(dict(
+            n_episode=8,  # episodes per collect() call
+            game_segment_length=400,  # max transitions per GameSegment; longer episodes are cut
+        ))
+
+    def __init__(self, policy: Any, venv: Any, cfg: EasyDict, rng: np.random.Generator) -> None:
+        self.policy = policy
+        self.venv = venv
+        self.cfg = cfg
+        self.rng = rng
+        self.env_steps = 0
+        self.episodes = 0
+
+    def collect(self, n_episode: Optional[int] = None, train_iter: int = 0) -> Tuple[List[GameSegment], Dict[str, float]]:
+        """Play ``n_episode`` full episodes; return their GameSegments and statistics."""
+        venv, policy = self.venv, self.policy
+        n_episode = int(n_episode or self.cfg.n_episode)
+        n = venv.num_envs
+        A = venv.num_actions
+        temperature = policy.collect_temperature(train_iter)
+        temperature_moves = int(self.cfg.temperature_moves)
+        seg_len = self.cfg.game_segment_length
+        venv.reset()
+        started = min(n, n_episode)
+        active = np.zeros(n, dtype=bool)
+        active[:started] = True
+        segs: List[Optional[GameSegment]] = [GameSegment(A, seg_len) if i < started else None for i in range(n)]
+        pending: List[Optional[GameSegment]] = [None] * n  # full segments waiting for their bootstrap value
+        ply = np.zeros(n, dtype=np.int64)
+        ret = np.zeros(n, dtype=np.float64)
+        finished: List[GameSegment] = []
+        returns, lengths = [], []
+        t0 = time.perf_counter()
+        steps = 0
+        while active.any():
+            idx = np.flatnonzero(active)
+            obs = venv.observe()[idx]
+            legal = venv.legal_mask()[idx]
+            to_play = venv.to_play()[idx]
+            out = policy.act(venv, idx, self.rng, mode="collect", temperature=temperature)
+            action = out.action.copy()
+            if temperature_moves >= 0:  # AlphaZero-style: sample early, then play the most visited move
+                greedy = ply[idx] >= temperature_moves
+                action[greedy] = np.argmax(out.visit_counts[greedy], axis=1)
+            target = policy.policy_target(out)
+            rewards, done = venv.step(action, idx)
+            steps += len(idx)
+            for j, i in enumerate(idx.tolist()):
+                if pending[i] is not None:  # close the previous piece: bootstrap from this search
+                    pending[i].close(obs[j], done=False, bootstrap_value=float(out.root_value[j]))
+                    finished.append(pending[i])
+                    pending[i] = None
+                seg = segs[i]
+                seg.append(obs[j], int(action[j]), float(rewards[j]), int(to_play[j]), legal[j],
+                           float(out.root_value[j]), target[j], float(out.predicted_value[j]))
+                ply[i] += 1
+                ret[i] += rewards[j]
+                if done[j]:
+                    seg.close(None, done=True)
+                    finished.append(seg)
+                    returns.append(ret[i])
+                    lengths.append(int(ply[i]))
+                    ply[i], ret[i] = 0, 0.0
+                    if started < n_episode:
+                        venv.reset(np.array([i]))
+                        segs[i] = GameSegment(A, seg_len)
+                        started += 1
+                    else:
+                        active[i] = False
+                        segs[i] = None
+                elif seg.is_full:
+                    pending[i] = seg
+                    segs[i] = GameSegment(A, seg_len)
+        self.env_steps += steps
+        self.episodes += len(returns)
+        elapsed = time.perf_counter() - t0
+        stats = dict(
+            episodes=float(len(returns)),
+            env_steps=float(steps),
+            mean_return=float(np.mean(returns)) if returns else 0.0,
+            mean_length=float(np.mean(lengths)) if lengths else 0.0,
+            env_steps_per_s=steps / max(elapsed, 1e-9),
+            temperature=float(temperature),
+        )
+        return finished, stats

@@ -1,0 +1,116 @@
+"""The evaluator: the greedy policy against zoo bots (board games) or alone (single-player envs).
+
+Board games: for every bot named in ``eval_bots`` it plays ``eval_episodes`` games, half with the
+agent moving first and half second, all at once in one vector env, and reports win/draw/loss rates
+per side. Single-player envs: the mean return over ``eval_episodes`` episodes.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict
+
+import numpy as np
+from easydict import EasyDict
+
+from lzlite.envs.vector import BoardVectorEnv, VectorEnv
+from lzlite.registry import EVALUATOR_REGISTRY
+
+__all__ = ["Evaluator"]
+
+
+@EVALUATOR_REGISTRY.register("bot_evaluator")
+class Evaluator:
+    """Evaluates a policy; see the module docstring.
+
+    Args:
+        policy: a lzlite Policy.
+        make_venv: callable n -> a fresh vector env with n games.
+        cfg: the policy config section (eval_episodes, eval_bots, eval_bot_depth).
+        seed: seed of the bots' tie-breaks and of the policy's generator during evaluation.
+    """
+
+    @staticmethod
+    def default_config() -> EasyDict:
+        return EasyDict(dict(
+            eval_episodes=20,  # games per opponent (half as first player, half as second)
+            eval_bots=["rule"],  # zoo bots to play against
+            eval_bot_depth=4,  # alpha-beta depth for the 'alpha_beta' bot
+            eval_optimal_move_rate=False,  # also grade the greedy move in every reachable position (tictactoe)
+        ))
+
+    def __init__(self, policy: Any, make_venv: Any, cfg: EasyDict, seed: int = 0) -> None:
+        self.policy = policy
+        self.make_venv = make_venv
+        self.cfg = cfg
+        self.seed = int(seed)
+        self._venv: VectorEnv = make_venv(int(cfg.eval_episodes))
+        self.calls = 0
+        self._positions = None  # reachable positions and their optimal-move masks, built on first use
+        self._optimal = None
+
+    def eval(self) -> Dict[str, float]:
+        """Run one evaluation; returns flat statistics (e.g. 'rule/win', 'rule/loss_as_second')."""
+        self.calls += 1
+        rng = np.random.default_rng([self.seed, self.calls])
+        venv = self._venv
+        if isinstance(venv, BoardVectorEnv):
+            stats: Dict[str, float] = {}
+            for bot_name in self.cfg.eval_bots:
+                stats.update(self._vs_bot(venv, bot_name, rng))
+            if self.cfg.eval_optimal_move_rate:
+                stats["optimal_move_rate"] = self.optimal_move_rate()
+            return stats
+        return self._single_player(venv, rng)
+
+    def optimal_move_rate(self) -> float:
+        """Fraction of all reachable non-terminal positions where the greedy policy plays an optimal move."""
+        from lzlite.worker.metrics import optimal_move_mask, optimal_move_rate, reachable_positions
+
+        venv = self._venv
+        if self._positions is None:
+            self._positions = reachable_positions(venv.game)
+            self._optimal = optimal_move_mask(venv.game_name, self._positions)
+        return optimal_move_rate(self.policy, venv.game_name, self._positions, self._optimal, seed=self.seed)
+
+    def _vs_bot(self, venv: BoardVectorEnv, bot_name: str, rng: np.random.Generator) -> Dict[str, float]:
+        from zoo.bots import make_bot
+
+        kwargs: Dict[str, Any] = {"seed": int(rng.integers(2**31))}
+        if bot_name == "alpha_beta":
+            kwargs["depth"] = int(self.cfg.eval_bot_depth)
+        bot = make_bot(venv.game_name, bot_name, **kwargs)
+        n = venv.num_envs
+        agent_player = np.arange(n) % 2  # even games: agent moves first
+        venv.reset()
+        while not venv.done.all():
+            running = np.flatnonzero(~venv.done)
+            to_play = venv.to_play()[running]
+            agent_idx = running[to_play == agent_player[running]]
+            bot_idx = running[to_play != agent_player[running]]
+            if len(agent_idx):
+                out = self.policy.act(venv, agent_idx, rng, mode="eval")
+                venv.step(out.action, agent_idx)
+            if len(bot_idx):
+                actions = bot.act_batch(np.ascontiguousarray(venv.states[bot_idx]))
+                venv.step(actions, bot_idx)
+        winner = venv.winner()
+        win = winner == agent_player
+        loss = (winner >= 0) & ~win
+        draw = winner < 0
+        first = agent_player == 0
+        p = bot_name
+        return {
+            f"{p}/win": float(win.mean()), f"{p}/draw": float(draw.mean()), f"{p}/loss": float(loss.mean()),
+            f"{p}/win_as_first": float(win[first].mean()), f"{p}/loss_as_first": float(loss[first].mean()),
+            f"{p}/win_as_second": float(win[~first].mean()), f"{p}/loss_as_second": float(loss[~first].mean()),
+        }
+
+    def _single_player(self, venv: VectorEnv, rng: np.random.Generator) -> Dict[str, float]:
+        venv.reset()
+        returns = np.zeros(venv.num_envs)
+        while not venv.done.all():
+            running = np.flatnonzero(~venv.done)
+            out = self.policy.act(venv, running, rng, mode="eval")
+            rewards, _ = venv.step(out.action, running)
+            returns[running] += rewards
+        return {"eval/mean_return": float(returns.mean()), "eval/min_return": float(returns.min()),
+                "eval/max_return": float(returns.max())}

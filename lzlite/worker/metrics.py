@@ -1,0 +1,71 @@
+"""Play-quality metrics graded by exact solvers: the optimal-move rate over a set of positions."""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from lzlite.envs.vector import BoardVectorEnv
+
+__all__ = ["reachable_positions", "optimal_move_mask", "optimal_move_rate"]
+
+
+def reachable_positions(game: Any, max_plies: Optional[int] = None) -> np.ndarray:
+    """Every distinct non-terminal position reachable from the start (breadth-first, deduplicated by hash).
+
+    Args:
+        game: a zoo BatchGame.
+        max_plies: stop expanding after this many plies (None: the whole game; only small games).
+
+    Returns:
+        uint8 [M, state_bytes] state rows (tic-tac-toe: 4520 positions).
+    """
+    frontier = game.new_states(1)
+    found = [frontier]
+    seen = set(game.hash(frontier).tolist())
+    ply = 0
+    while len(frontier) and (max_plies is None or ply < max_plies):
+        parent, action = np.nonzero(game.legal_mask(frontier))
+        children = np.ascontiguousarray(frontier[parent])
+        game.step(children, action.astype(np.int32))
+        keep = ~game.is_terminal(children)
+        hashes = game.hash(children)
+        _, first = np.unique(hashes, return_index=True)
+        unique = np.zeros(len(children), dtype=bool)
+        unique[first] = True
+        new = np.array([h not in seen for h in hashes.tolist()], dtype=bool)
+        frontier = np.ascontiguousarray(children[keep & unique & new])
+        seen.update(game.hash(frontier).tolist())
+        found.append(frontier)
+        ply += 1
+    return np.concatenate(found)
+
+
+def optimal_move_mask(game_name: str, states: np.ndarray) -> np.ndarray:
+    """bool [M, A]: the moves that keep the game-theoretic value, per the game's exact solver."""
+    from zoo.bots import optimal_moves
+
+    mask = np.zeros((len(states), _num_actions(game_name)), dtype=bool)
+    for i, row in enumerate(states):
+        mask[i, list(optimal_moves(game_name, row))] = True
+    return mask
+
+
+def _num_actions(game_name: str) -> int:
+    import zoo
+
+    return int(zoo.make_batch_game(game_name).num_actions)
+
+
+def optimal_move_rate(policy: Any, game_name: str, states: np.ndarray, optimal: np.ndarray,
+                      batch_size: int = 512, seed: int = 0) -> float:
+    """Fraction of ``states`` where the greedy policy (eval-mode search) plays a move in ``optimal``."""
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for start in range(0, len(states), batch_size):
+        chunk = states[start:start + batch_size]
+        venv = BoardVectorEnv(game_name, len(chunk))
+        venv.states[:] = chunk
+        out = policy.act(venv, np.arange(len(chunk)), rng, mode="eval")
+        hits += int(optimal[start + np.arange(len(chunk)), out.action].sum())
+    return hits / max(1, len(states))

@@ -1,0 +1,112 @@
+"""End-to-end training on tic-tac-toe: every entry function, checkpoints, resume, reproducibility."""
+import os
+
+import numpy as np
+import pytest
+import torch
+
+from lzlite.entry import train_alphazero, train_muzero
+from lzlite.entry.utils import calculate_update_per_collect
+from lzlite.worker.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from tiny_configs import tiny_config
+
+ALGOS = [("alphazero", train_alphazero), ("muzero", train_muzero), ("gumbel_muzero", train_muzero)]
+
+
+class NotPlainData:
+    pass
+
+
+def _params(policy):
+    return [p.detach().clone() for p in policy.model.parameters()]
+
+
+@pytest.mark.parametrize("algo, entry", ALGOS)
+def test_entry_trains_end_to_end(tmp_path, algo, entry):
+    cfg = tiny_config(algo)
+    from lzlite.config import compile_config
+    from lzlite.entry.loop import build_components
+
+    initial = _params(build_components(compile_config(*cfg, seed=0))["policy"])
+    policy = entry(cfg, seed=0, max_env_step=150, run_dir=str(tmp_path), progress=False)
+    assert os.path.isfile(tmp_path / "config.py")
+    state = load_checkpoint(str(tmp_path / "ckpt" / "last.pt"))
+    assert state["counters"]["env_steps"] >= 150
+    assert state["counters"]["train_iter"] == state["learner"]["train_iter"] > 0
+    # the weights moved away from the seeded initialisation
+    assert any(not torch.equal(a, b) for a, b in zip(initial, _params(policy)))
+    ev = policy.final_eval
+    assert abs(ev["random/win"] + ev["random/draw"] + ev["random/loss"] - 1.0) < 1e-6
+    assert os.listdir(tmp_path / "tb")
+
+
+def test_seeded_runs_are_reproducible(tmp_path):
+    a = train_alphazero(tiny_config("alphazero"), seed=3, max_env_step=100, run_dir=str(tmp_path / "a"), progress=False)
+    b = train_alphazero(tiny_config("alphazero"), seed=3, max_env_step=100, run_dir=str(tmp_path / "b"), progress=False)
+    c = train_alphazero(tiny_config("alphazero"), seed=4, max_env_step=100, run_dir=str(tmp_path / "c"), progress=False)
+    assert all(torch.equal(x, y) for x, y in zip(_params(a), _params(b)))
+    assert not all(torch.equal(x, y) for x, y in zip(_params(a), _params(c)))
+
+
+@pytest.mark.parametrize("algo, entry", [ALGOS[0], ALGOS[1]])
+def test_resume_continues_exactly(tmp_path, algo, entry):
+    # one uninterrupted run of two collects ...
+    full = entry(tiny_config(algo), seed=1, max_env_step=100, run_dir=str(tmp_path / "full"), progress=False)
+    # ... equals one collect, a stop, and a resumed second collect
+    entry(tiny_config(algo), seed=1, max_env_step=50, run_dir=str(tmp_path / "split"), progress=False)
+    first = load_checkpoint(str(tmp_path / "split" / "ckpt" / "last.pt"))
+    resumed = entry(tiny_config(algo), seed=1, max_env_step=100, run_dir=str(tmp_path / "split"), resume=True,
+                    progress=False)
+    second = load_checkpoint(str(tmp_path / "split" / "ckpt" / "last.pt"))
+    assert second["counters"]["env_steps"] > first["counters"]["env_steps"]
+    assert all(torch.equal(x, y) for x, y in zip(_params(full), _params(resumed)))
+
+
+def test_resume_without_checkpoint_and_corrupt_checkpoint(tmp_path):
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        train_alphazero(tiny_config("alphazero"), max_env_step=10, run_dir=str(tmp_path), resume=True, progress=False)
+    ckpt = tmp_path / "ckpt" / "last.pt"
+    ckpt.parent.mkdir(parents=True)
+    ckpt.write_bytes(b"not a checkpoint at all")
+    with pytest.raises(CheckpointError, match="corrupt"):
+        train_alphazero(tiny_config("alphazero"), max_env_step=10, run_dir=str(tmp_path), resume=True, progress=False)
+
+
+def test_mismatched_checkpoint_is_a_clear_error(tmp_path):
+    train_alphazero(tiny_config("alphazero"), max_env_step=20, run_dir=str(tmp_path), progress=False)
+    bigger = tiny_config("alphazero")
+    bigger[0]["policy"]["model"]["num_channels"] = 16
+    with pytest.raises(CheckpointError, match="does not match"):
+        train_alphazero(bigger, max_env_step=40, run_dir=str(tmp_path), resume=True, progress=False)
+
+
+def test_checkpoint_refuses_pickled_objects(tmp_path):
+    path = str(tmp_path / "evil.pt")  # a class instance could run code on unpickling without weights_only
+    torch.save({"lzlite_checkpoint_version": 1, "x": NotPlainData()}, path)
+    with pytest.raises(CheckpointError, match="not plain data"):
+        load_checkpoint(path)
+    save_checkpoint(path, {"x": torch.ones(2), "n": 3})
+    assert load_checkpoint(path)["n"] == 3 and not any(f.startswith("evil.pt.tmp") for f in os.listdir(tmp_path))
+
+
+@pytest.mark.parametrize(
+    "update_per_collect, replay_ratio, new, expected",
+    [(50, 0.25, 1000, 50), (None, 0.25, 1000, 250), (None, 0.25, 3, 1), (None, 0.1, 25, 3), (None, 1.0, 0, 1)],
+)
+def test_calculate_update_per_collect(update_per_collect, replay_ratio, new, expected):
+    cfg = dict(policy=dict(update_per_collect=update_per_collect, replay_ratio=replay_ratio))
+    assert calculate_update_per_collect(cfg, new) == expected
+
+
+def test_calculate_update_per_collect_counts_segments():
+    class Seg:
+        def __init__(self, n):
+            self.n = n
+
+        def __len__(self):
+            return self.n
+
+    cfg = dict(policy=dict(update_per_collect=None, replay_ratio=0.5))
+    assert calculate_update_per_collect(cfg, [Seg(5), Seg(7)]) == 6
+    with pytest.raises(ValueError):
+        calculate_update_per_collect(dict(policy=dict(update_per_collect=0)), 10)
