@@ -5,6 +5,7 @@
 """
 from lzlite.mcts.adapters import AlphaZeroAdapter, LatentModelAdapter
 from lzlite.mcts.search import dirichlet_noise, get_tree_class, search, select_action
+from lzlite.mcts.unizero_adapter import UniZeroAdapter
 from lzlite.mcts.types import (
     RecurrentOutput,
     RootOutput,
@@ -27,4 +28,5 @@ __all__ = [
     "default_config",
     "LatentModelAdapter",
     "AlphaZeroAdapter",
+    "UniZeroAdapter",
 ]

@@ -357,7 +357,7 @@ class UniZeroModel(nn.Module):
         with torch.no_grad():
             entropy = per_sample(-(log_pi.exp() * log_pi).sum(-1), m)
             stats = {f"{k}_loss": float(v.mean()) for k, v in terms.items()}
-            stats.update(loss=float(loss), policy_entropy=float(entropy.mean()))
+            stats.update(loss=float(loss.detach()), policy_entropy=float(entropy.mean()))
         return loss, stats
 
     # ------------------------------------------------------------------ helpers
