@@ -25,7 +25,6 @@ class AlphaZeroPolicy(Policy):
 
     entry = "train_alphazero"
     model_classes = {"conv": "AlphaZeroModel"}
-    collector_type = "episode_collector"
 
     @classmethod
     def default_config(cls) -> EasyDict:

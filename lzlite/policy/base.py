@@ -57,6 +57,10 @@ class Policy:
     entry: str = "train_muzero"
     #: name of the model class in MODEL_REGISTRY, per ``model.model_type``
     model_classes: Dict[str, str] = {}
+    #: default collector (COLLECTOR_REGISTRY) and buffer (BUFFER_REGISTRY; None: uniform or prioritized
+    #: by ``use_priority``); ``create_config.collector/replay_buffer.type`` override them
+    collector_type: str = "episode_collector"
+    buffer_type: Optional[str] = None
 
     @classmethod
     def default_config(cls) -> EasyDict:
@@ -110,6 +114,7 @@ class Policy:
             fixed_temperature_value=1.0,  # action-sampling temperature in collection
             manual_temperature_decay=False,  # decay temperature 1 -> 0.5 -> 0.25 over training
             threshold_training_steps_for_final_temperature=100000,  # iters at which the decay ends
+            random_opening_plies=0,  # collection: start each game after U{0..N} random, unrecorded moves
             temperature_moves=-1,  # >= 0: sample only for the first N plies of a game, then argmax
             eval_freq=500,  # learner steps between evaluations
             eval_episodes=20,  # evaluation games per opponent (half as first player, half as second)
@@ -205,6 +210,9 @@ class Policy:
     def update_target(self) -> None:
         """Copy the online weights into the target network."""
         self.target_model.load_state_dict(self._unwrap(self.model).state_dict())
+
+    def after_collect(self, buffer: Any, train_iter: int) -> None:
+        """Called by the training loop after each collect's segments are pushed (default: nothing)."""
 
     def reanalyze_fn(self) -> Optional[Any]:
         """A function obs -> (values, policies) recomputed with the target model, or None."""

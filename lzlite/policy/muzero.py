@@ -30,7 +30,6 @@ class MuZeroPolicy(Policy):
 
     entry = "train_muzero"
     model_classes = {"conv": "MuZeroModel", "mlp": "MuZeroModelMLP"}
-    collector_type = "episode_collector"
 
     def _hook_make_adapter(self, model: torch.nn.Module, venv: Any) -> Any:
         return self._latent_adapter(model)

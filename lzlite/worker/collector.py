@@ -34,6 +34,7 @@ class Collector:
         return EasyDict(dict(
             n_episode=8,  # episodes per collect() call
             game_segment_length=400,  # max transitions per GameSegment; longer episodes are cut
+            random_opening_plies=0,  # each game starts after U{0..N} uniformly random, unrecorded moves
         ))
 
     def __init__(self, policy: Any, venv: Any, cfg: EasyDict, rng: np.random.Generator) -> None:
@@ -43,6 +44,28 @@ class Collector:
         self.rng = rng
         self.env_steps = 0
         self.episodes = 0
+
+    def _random_opening(self, idx: np.ndarray) -> None:
+        """Play U{0..random_opening_plies} uniformly random legal moves in games ``idx`` (not recorded).
+
+        Self-play from the start position alone rarely reaches odd openings; starting some games from
+        random positions makes the value and policy learn them too. A game that ends during its
+        opening is reset and left at the start position.
+        """
+        k = int(self.cfg.random_opening_plies)
+        if k <= 0 or len(idx) == 0:
+            return
+        plies = self.rng.integers(0, k + 1, size=len(idx))
+        for step in range(k):
+            active = idx[plies > step]
+            if len(active) == 0:
+                break
+            legal = self.venv.legal_mask()[active]
+            choice = (self.rng.random(legal.shape) * legal).argmax(axis=1)  # uniform over legal moves
+            _, done = self.venv.step(choice, active)
+            if done.any():
+                self.venv.reset(active[done])
+                plies[np.isin(idx, active[done])] = 0
 
     def collect(self, n_episode: Optional[int] = None, train_iter: int = 0) -> Tuple[List[GameSegment], Dict[str, float]]:
         """Play ``n_episode`` full episodes; return their GameSegments and statistics."""
@@ -54,6 +77,7 @@ class Collector:
         temperature_moves = int(self.cfg.temperature_moves)
         seg_len = self.cfg.game_segment_length
         venv.reset()
+        self._random_opening(np.arange(n))
         started = min(n, n_episode)
         active = np.zeros(n, dtype=bool)
         active[:started] = True
@@ -96,6 +120,7 @@ class Collector:
                     ply[i], ret[i] = 0, 0.0
                     if started < n_episode:
                         venv.reset(np.array([i]))
+                        self._random_opening(np.array([i]))
                         segs[i] = GameSegment(A, seg_len)
                         started += 1
                     else:

@@ -57,7 +57,12 @@ class Evaluator:
             for bot_name in self.cfg.eval_bots:
                 stats.update(self._vs_bot(venv, bot_name, rng))
             if self.cfg.eval_optimal_move_rate:
+                from lzlite.worker.metrics import losing_positions_vs_any_opponent
+
                 stats["optimal_move_rate"] = self.optimal_move_rate()
+                for side, name in ((0, "first"), (1, "second")):
+                    stats[f"losing_lines_as_{name}"] = float(
+                        losing_positions_vs_any_opponent(self.policy, venv.game_name, side, self.seed))
             return stats
         return self._single_player(venv, rng)
 

@@ -69,3 +69,47 @@ def optimal_move_rate(policy: Any, game_name: str, states: np.ndarray, optimal: 
         out = policy.act(venv, np.arange(len(chunk)), rng, mode="eval")
         hits += int(optimal[start + np.arange(len(chunk)), out.action].sum())
     return hits / max(1, len(states))
+
+
+def losing_positions_vs_any_opponent(policy: Any, game_name: str, agent_player: int, seed: int = 0) -> int:
+    """Terminal positions the greedy policy loses, over EVERY line of opponent play (small games only).
+
+    Walks the game tree level by level: where the agent is to move it plays its eval-mode search move,
+    where the opponent is to move every legal move is followed. Returns the number of distinct terminal
+    positions the opponent has won; 0 means no opponent, perfect or not, can beat the agent from this side.
+    """
+    import zoo
+
+    game = zoo.make_batch_game(game_name)
+    rng = np.random.default_rng(seed)
+    frontier = game.new_states(1)
+    lost, seen = 0, set()
+    while len(frontier):
+        to_play = game.to_play(frontier)
+        mine = np.flatnonzero(to_play == agent_player)
+        theirs = np.flatnonzero(to_play != agent_player)
+        parts = []
+        if len(mine):
+            venv = BoardVectorEnv(game_name, len(mine))
+            venv.states[:] = frontier[mine]
+            out = policy.act(venv, np.arange(len(mine)), rng, mode="eval")
+            ch = np.ascontiguousarray(frontier[mine])
+            game.step(ch, out.action.astype(np.int32))
+            parts.append(ch)
+        if len(theirs):
+            parent, action = np.nonzero(game.legal_mask(frontier[theirs]))
+            ch = np.ascontiguousarray(frontier[theirs][parent])
+            game.step(ch, action.astype(np.int32))
+            parts.append(ch)
+        children = np.concatenate(parts)
+        hashes = game.hash(children).tolist()
+        keep = np.zeros(len(children), dtype=bool)
+        for i, h in enumerate(hashes):
+            if h not in seen:
+                seen.add(h)
+                keep[i] = True
+        children = children[keep]
+        done = game.is_terminal(children)
+        lost += int(np.count_nonzero(done & (game.winner(children) == 1 - agent_player)))
+        frontier = np.ascontiguousarray(children[~done])
+    return lost

@@ -1,0 +1,1 @@
+"""CartPole (gymnasium, optional dependency): a single-player env with rewards and discounting."""

@@ -1,0 +1,31 @@
+"""Connect Four, AlphaZero: self-play over the C++ bitboard core; evaluated against alpha-beta.
+
+    python -m lzlite.entry --cfg zoo/connect4/alphazero_config.py
+"""
+from lzlite.config import extend_base
+
+main_config, create_config = extend_base(
+    "alphazero",
+    dict(
+        exp_name="connect4_alphazero",
+        max_env_step=400000,
+        env=dict(battle_mode="self_play_mode"),
+        policy=dict(
+            model=dict(observation_shape=[3, 6, 7], action_space_size=7, num_res_blocks=2, num_channels=64,
+                       fc_value_layers=[64], fc_policy_layers=[64]),
+            num_simulations=50,
+            root_dirichlet_alpha=1.0,
+            collector_env_num=64,
+            n_episode=64,
+            batch_size=256,
+            replay_ratio=0.1,
+            replay_buffer_size=100000,
+            eval_freq=1000,
+            eval_episodes=20,
+            eval_bots=["rule", "alpha_beta"],
+            eval_bot_depth=4,
+            save_ckpt_freq=1000,
+        ),
+    ),
+    dict(env=dict(type="connect4")),
+)
