@@ -8,17 +8,19 @@ main_config, create_config = extend_base(
     "alphazero",
     dict(
         exp_name="tictactoe_alphazero",
-        max_env_step=30000,
+        max_env_step=16000,
         env=dict(battle_mode="self_play_mode"),
         policy=dict(
             model=dict(observation_shape=[3, 3, 3], action_space_size=9, num_res_blocks=1, num_channels=32),
-            num_simulations=25,
+            num_simulations=50,
+            td_steps=2,  # bootstrap from the search value two plies on: sharper than the game outcome
+            random_opening_plies=4,  # start games from random openings so odd positions are learnt too
             collector_env_num=32,
             n_episode=32,
-            batch_size=128,
+            batch_size=256,
             replay_ratio=0.25,
-            replay_buffer_size=10000,
-            eval_freq=100,
+            replay_buffer_size=20000,
+            eval_freq=500,
             eval_episodes=20,
             eval_bots=["rule", "perfect"],
             eval_optimal_move_rate=True,

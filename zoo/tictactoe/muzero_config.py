@@ -15,7 +15,8 @@ main_config, create_config = extend_base(
                        num_channels=32, support_scale=10),
             num_simulations=25,
             discount_factor=1.0,
-            td_steps=9,
+            td_steps=3,  # bootstrap from the search value three plies on
+            random_opening_plies=4,  # start games from random openings so odd positions are learnt too
             num_unroll_steps=3,
             collector_env_num=32,
             n_episode=32,
