@@ -73,6 +73,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     from lzlite.config import ConfigError, load_config_file
     from lzlite.entry import get_entry
     from lzlite.registry import RegistryError
+    from lzlite.distributed.ddp import DistributedError
     from lzlite.worker.checkpoint import CheckpointError
 
     try:
@@ -84,7 +85,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         if name.startswith("train_"):
             kwargs.update(run_dir=args.run_dir, resume=args.resume, device=args.device)
         fn([main_config, create_config], **{k: v for k, v in kwargs.items() if v is not None and v is not False})
-    except (ConfigError, RegistryError, CheckpointError, NotImplementedError, FileNotFoundError) as e:
+    except (ConfigError, RegistryError, CheckpointError, DistributedError, NotImplementedError,
+            FileNotFoundError) as e:
         print(f"lzlite: error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

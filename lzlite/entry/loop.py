@@ -43,7 +43,8 @@ def build_components(cfg: Any, model: Optional[torch.nn.Module] = None) -> Dict[
     evaluator_cls = EVALUATOR_REGISTRY.get(cfg.create.evaluator.type or "bot_evaluator")
     evaluator = evaluator_cls(policy, lambda n: make_vector_env(cfg.env, env_type, n, seed=cfg.seed + 7919),
                               pcfg, seed=cfg.seed)
-    buffer_type = cfg.create.replay_buffer.type or ("prioritized_game_buffer" if pcfg.use_priority else "game_buffer")
+    buffer_type = (cfg.create.replay_buffer.type or policy.buffer_type
+                   or ("prioritized_game_buffer" if pcfg.use_priority else "game_buffer"))
     buffer_cls = BUFFER_REGISTRY.get(buffer_type)
     bcfg = {k: pcfg[k] for k in buffer_cls.default_config() if k in pcfg}
     bcfg.update(value_sign=int(venv.value_sign), return_obs_unroll=pcfg.ssl_loss_weight > 0)
@@ -84,24 +85,26 @@ def train(
     max_env_step = int(max_env_step or cfg.max_env_step or _NO_LIMIT)
     run_dir = run_dir or os.path.join("runs", cfg.exp_name)
     ckpt_dir = os.path.join(run_dir, "ckpt")
-    from lzlite.distributed.ddp import get_rank, get_world_size, is_ddp_enabled, setup_ddp
+    from lzlite.distributed import ddp
 
-    if is_ddp_enabled():
-        setup_ddp(cfg)
-    rank, world_size = get_rank(), get_world_size()
-    set_global_seed(cfg.seed + rank)
-    if cfg.policy.num_threads > 0:
-        torch.set_num_threads(cfg.policy.num_threads)
+    ddp.check_launch(cfg.policy.batch_size)  # a bad launch fails here, before any work
+    own_group = ddp.setup_ddp(cfg) if ddp.is_ddp_enabled() else False
+    rank, world_size = ddp.get_rank(), ddp.get_world_size()
     if rank == 0:
         save_config(cfg, os.path.join(run_dir, "config.py"))
+    cfg.seed = cfg.seed + rank  # each rank plays its own games (envs, search noise); rank 0 keeps the seed
+    set_global_seed(cfg.seed)
+    if cfg.policy.num_threads > 0:
+        torch.set_num_threads(cfg.policy.num_threads)
 
     parts = build_components(cfg, model)
     policy, collector, evaluator, buffer = parts["policy"], parts["collector"], parts["evaluator"], parts["buffer"]
     learner = Learner(policy, cfg.policy, max_train_iter=min(max_train_iter, 10**7))
     if world_size > 1:
-        from lzlite.distributed.ddp import wrap_model
-
-        policy.model = wrap_model(policy.model)
+        # the whole loss is one DDP forward (MuZero unrolls call model methods, not forward); the
+        # policy keeps the raw model for search and checkpoints. Wrapping broadcasts rank 0's weights.
+        learner.compute_loss = ddp.wrap_loss(policy.model, policy.compute_loss)
+        policy.update_target()
     sample_rng = np.random.default_rng([cfg.seed, rank, 2])
     env_steps = 0
     if model_path:
@@ -110,6 +113,10 @@ def train(
         state = load_checkpoint(latest_checkpoint(ckpt_dir))
         _restore(state, policy, learner, collector, buffer, sample_rng)
         env_steps = int(state["counters"]["env_steps"])
+        if rank > 0:  # the checkpoint holds rank 0's generators: give this rank its own streams again
+            sample_rng = np.random.default_rng([cfg.seed, rank, 2, learner.train_iter])
+            collector.rng = np.random.default_rng([cfg.seed, 1, learner.train_iter])
+            set_global_seed(cfg.seed + 7919 * learner.train_iter)
 
     from lzlite.telemetry.logger import RunLogger
 
@@ -123,12 +130,15 @@ def train(
     while env_steps < max_env_step and learner.train_iter < max_train_iter:
         segments, cstats = collector.collect(train_iter=learner.train_iter)
         buffer.push_segments(segments)
+        policy.after_collect(buffer, learner.train_iter)  # e.g. ReZero's whole-buffer reanalyze schedule
         new_steps = int(sum(len(s) for s in segments))
-        env_steps += new_steps
+        # Under DDP every decision below is agreed by all ranks (a collective each), else some rank
+        # would wait in a gradient all-reduce the others never join. Without DDP these are no-ops.
+        n_updates = calculate_update_per_collect(cfg, new_steps, world_size)  # sums over ranks
+        env_steps += int(ddp.ddp_all_reduce_sum(new_steps))  # all ranks' games: every rank stops together
         logger.scalars("collect", cstats, env_steps)
-        n_updates = calculate_update_per_collect(cfg, new_steps, world_size)
-        if buffer.num_transitions < _local_batch(pcfg.batch_size, world_size):
-            n_updates = 0  # too little data for one minibatch yet: keep collecting (same on every rank)
+        if not ddp.ddp_all_true(buffer.num_transitions >= _local_batch(pcfg.batch_size, world_size)):
+            n_updates = 0  # too little data for one minibatch yet (on some rank): keep collecting
         lstats: Dict[str, float] = {}
         reanalyze = policy.reanalyze_fn() if pcfg.reanalyze_ratio > 0 else None
         for _ in range(n_updates):
@@ -143,6 +153,8 @@ def train(
                 logger.scalars("eval", last_eval, env_steps)
             if rank == 0 and learner.train_iter % pcfg.save_ckpt_freq == 0:
                 _save(ckpt_dir, policy, learner, collector, buffer, sample_rng, env_steps)
+        if world_size > 1 and lstats:  # every rank took the same steps, so all hold the same keys
+            lstats = ddp.ddp_all_reduce_mean(lstats)
         logger.scalars("learn", lstats, env_steps)
         logger.update(env_steps if max_env_step < _NO_LIMIT else learner.train_iter,
                       dict(iter=learner.train_iter, loss=lstats.get("loss", float("nan")), **_headline(last_eval)))
@@ -155,6 +167,10 @@ def train(
                        env_steps_per_s=env_steps / max(elapsed, 1e-9), **last_eval)
         logger.summary(summary)
     logger.close()
+    if world_size > 1:
+        ddp.ddp_synchronize()  # nobody exits before rank 0's final checkpoint is written
+        if own_group:
+            ddp.teardown_ddp()
     policy.final_eval = last_eval
     return policy
 

@@ -46,6 +46,8 @@ class Learner:
             raise ValueError(f"policy.lr_schedule must be 'constant' or 'cosine', got {cfg.lr_schedule!r}")
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
         self.after_step_hooks: List[Callable[["Learner", Dict[str, float]], None]] = []
+        #: batch -> (loss, stats, priorities); under DDP the loop swaps in the DDP-wrapped loss
+        self.compute_loss: Callable[[Any], Any] = policy.compute_loss
 
     def _lr_factor(self, step: int) -> float:
         warm = self.cfg.warmup_steps
@@ -58,7 +60,7 @@ class Learner:
 
     def train(self, batch: Any) -> Dict[str, float]:
         """One learner step on ``batch``; returns the loss statistics (plus lr and grad_norm)."""
-        loss, stats, priorities = self.policy.compute_loss(batch)
+        loss, stats, priorities = self.compute_loss(batch)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         grad_norm = torch.nn.utils.clip_grad_norm_(self.policy.model.parameters(), self.cfg.grad_clip_value)
