@@ -371,6 +371,78 @@ class ReplayBuffer:
         """No-op for uniform sampling (validated, so the learner can call it for any buffer)."""
         _check_priorities(indices, priorities)
 
+    # ------------------------------------------------------------ whole-buffer reanalyze (ReZero)
+    def live_segments(self) -> Tuple[np.ndarray, np.ndarray]:
+        """Stored segments with at least one sampleable row, oldest first.
+
+        Eviction overwrites the oldest rows first, so the live sampleable rows of a segment are
+        always a contiguous suffix ``first .. end - 1`` of its moves, followed by its final row ``end``.
+
+        Returns:
+            ``(first [S], end [S])`` int64 absolute positions: the first live sampleable row and the
+            final-state row of each segment (``end - first`` >= 1 positions each), in time order.
+        """
+        if self._total == 0:
+            empty = np.zeros(0, np.int64)
+            return empty, empty.copy()
+        pos = np.arange(max(0, self._total - self.capacity), self._total, dtype=np.int64)
+        slots = pos % self.capacity
+        ok = self._sampleable[slots]
+        pos, seg = pos[ok], self._segment[slots[ok]]
+        if pos.size == 0:
+            empty = np.zeros(0, np.int64)
+            return empty, empty.copy()
+        # Rows of one segment are consecutive positions, so a segment starts where the id changes.
+        starts = np.flatnonzero(np.concatenate(([True], seg[1:] != seg[:-1])))
+        first = pos[starts]
+        return first, self._end[first % self.capacity].copy()
+
+    def read_rows(self, positions: np.ndarray) -> Dict[str, np.ndarray]:
+        """Copies of the stored fields of live absolute ``positions`` [M].
+
+        Returns:
+            dict with ``obs`` [M, *obs_shape], ``action`` [M], ``reward`` [M], ``root_value`` [M]
+            (for a final-state row: its bootstrap value, 0 when terminal), ``policy`` [M, A],
+            ``legal_mask`` [M, A], ``to_play`` [M], ``end`` [M] (the row's final-state position).
+        """
+        slots = self._live_slots(positions, "read_rows", final_ok=True)
+        return dict(obs=self._obs[slots], action=self._action[slots], reward=self._reward[slots],
+                    root_value=self._value[slots], policy=self._policy[slots], legal_mask=self._legal[slots],
+                    to_play=self._to_play[slots], end=self._end[slots])
+
+    def write_targets(self, positions: np.ndarray, root_values: np.ndarray,
+                      policies: Optional[np.ndarray] = None) -> None:
+        """Overwrite the stored root values [M] (and policy targets [M, A]) of sampleable ``positions`` [M].
+
+        Later samples build their n-step value targets and policy targets from the new numbers.
+        Final-state rows (bootstrap values) are refused: they are not search results.
+        """
+        slots = self._live_slots(positions, "write_targets", final_ok=False)
+        values = np.asarray(root_values, dtype=np.float32)
+        if values.shape != slots.shape or not np.all(np.isfinite(values)):
+            raise ValueError(f"write_targets: root_values must be {slots.shape} finite floats, got shape {values.shape}")
+        if policies is not None:
+            policies = np.asarray(policies, dtype=np.float32)
+            if policies.shape != (slots.size, self.action_space_size):
+                raise ValueError(f"write_targets: policies must have shape {(slots.size, self.action_space_size)}, "
+                                 f"got {policies.shape}")
+            self._policy[slots] = policies
+        self._value[slots] = values
+
+    def _live_slots(self, positions: np.ndarray, who: str, final_ok: bool) -> np.ndarray:
+        if self._obs is None:
+            raise ValueError(f"{who}: the buffer is empty; push_segments() first")
+        idx = np.asarray(positions, dtype=np.int64).ravel()
+        slots = idx % self.capacity
+        ok = (idx >= 0) & (self._pos[slots] == idx)
+        if not final_ok:
+            ok &= self._sampleable[slots]
+        if not ok.all():
+            bad = int(idx[np.flatnonzero(~ok)[0]])
+            kind = "live" if final_ok else "live sampleable (not a final-state row)"
+            raise ValueError(f"{who}: position {bad} is not a {kind} row; take positions from live_segments()")
+        return slots
+
 
 def _check_priorities(indices: np.ndarray, priorities: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     idx = np.asarray(indices, dtype=np.int64).ravel()

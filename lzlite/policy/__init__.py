@@ -2,5 +2,6 @@
 from lzlite.policy.alphazero import AlphaZeroPolicy
 from lzlite.policy.base import Policy
 from lzlite.policy.muzero import GumbelMuZeroPolicy, MuZeroPolicy
+from lzlite.policy.rezero import ReZeroPolicy
 
-__all__ = ["Policy", "AlphaZeroPolicy", "MuZeroPolicy", "GumbelMuZeroPolicy"]
+__all__ = ["Policy", "AlphaZeroPolicy", "MuZeroPolicy", "GumbelMuZeroPolicy", "ReZeroPolicy"]
