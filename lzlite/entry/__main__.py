@@ -8,6 +8,7 @@ config are reported as one clear line, not a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import List, Optional
 
@@ -88,6 +89,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     except (ConfigError, RegistryError, CheckpointError, DistributedError, NotImplementedError,
             FileNotFoundError) as e:
         print(f"lzlite: error: {e}", file=sys.stderr)
+        if isinstance(e, DistributedError):  # a broken process group can abort in its C++ teardown
+            sys.stderr.flush()
+            sys.stdout.flush()
+            os._exit(EXIT_USAGE)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("lzlite: interrupted", file=sys.stderr)

@@ -3,5 +3,6 @@ from lzlite.policy.alphazero import AlphaZeroPolicy
 from lzlite.policy.base import Policy
 from lzlite.policy.muzero import GumbelMuZeroPolicy, MuZeroPolicy
 from lzlite.policy.rezero import ReZeroPolicy
+from lzlite.policy.unizero import UniZeroPolicy
 
-__all__ = ["Policy", "AlphaZeroPolicy", "MuZeroPolicy", "GumbelMuZeroPolicy", "ReZeroPolicy"]
+__all__ = ["Policy", "AlphaZeroPolicy", "MuZeroPolicy", "GumbelMuZeroPolicy", "ReZeroPolicy", "UniZeroPolicy"]

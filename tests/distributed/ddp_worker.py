@@ -113,7 +113,8 @@ def scenario_hang(out_dir: str) -> None:
         ddp.ddp_all_reduce_sum(1)
     except ddp.DistributedError as e:
         _write(out_dir, dict(error=str(e), waited_s=time.monotonic() - t0))
-        sys.exit(3)
+        sys.stdout.flush()
+        os._exit(3)  # a process group whose collective timed out can abort in its C++ teardown
     _write(out_dir, dict(error=None))
 
 
