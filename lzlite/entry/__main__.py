@@ -85,7 +85,11 @@ def main(argv: Optional[List[str]] = None) -> int:
                       model_path=args.model_path)
         if name.startswith("train_"):
             kwargs.update(run_dir=args.run_dir, resume=args.resume, device=args.device)
-        fn([main_config, create_config], **{k: v for k, v in kwargs.items() if v is not None and v is not False})
+        result = fn([main_config, create_config], **{k: v for k, v in kwargs.items() if v is not None and v is not False})
+        if name.startswith("eval_"):
+            from lzlite.telemetry.logger import format_summary
+
+            print(format_summary(result, title="evaluation"))
     except (ConfigError, RegistryError, CheckpointError, DistributedError, NotImplementedError,
             FileNotFoundError) as e:
         print(f"lzlite: error: {e}", file=sys.stderr)

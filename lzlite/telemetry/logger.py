@@ -72,10 +72,10 @@ class RunLogger:
             self.writer.close()
 
 
-def format_summary(stats: Dict[str, Any]) -> str:
+def format_summary(stats: Dict[str, Any], title: str = "training summary") -> str:
     """A two-column table of the final statistics."""
     rows = [(k, f"{v:.4g}" if isinstance(v, float) else str(v)) for k, v in stats.items()]
     width = max((len(k) for k, _ in rows), default=10)
     line = "-" * (width + 14)
     body = "\n".join(f"  {k:<{width}}  {v:>10}" for k, v in rows)
-    return f"{line}\n  training summary\n{line}\n{body}\n{line}"
+    return f"{line}\n  {title}\n{line}\n{body}\n{line}"

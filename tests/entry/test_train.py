@@ -110,3 +110,14 @@ def test_calculate_update_per_collect_counts_segments():
     assert calculate_update_per_collect(cfg, [Seg(5), Seg(7)]) == 6
     with pytest.raises(ValueError):
         calculate_update_per_collect(dict(policy=dict(update_per_collect=0)), 10)
+
+
+def test_eval_entry_scores_a_checkpoint(tmp_path):
+    from lzlite.entry import eval_alphazero
+
+    train_alphazero(tiny_config("alphazero"), max_env_step=40, run_dir=str(tmp_path), progress=False)
+    stats = eval_alphazero(tiny_config("alphazero"), seed=5, model_path=str(tmp_path / "ckpt" / "last.pt"),
+                           num_episodes_each_seed=6)
+    assert abs(stats["random/win"] + stats["random/draw"] + stats["random/loss"] - 1.0) < 1e-6
+    with pytest.raises(CheckpointError):
+        eval_alphazero(tiny_config("alphazero"), model_path=str(tmp_path / "missing.pt"))
