@@ -1,9 +1,10 @@
 """Build lzlite and its native parts with `pip install -e .`.
 
-Two Cython extensions: the zoo's batched game binding (zoo._zoo) and the search tree binding
-(lzlite.mcts.ctree._ctree). Both wrap header-only C++17 cores that include no Python headers.
+Three Cython extensions: the zoo's batched game binding (zoo._zoo), its bots and Connect Four solver
+(zoo._bots), and the search tree binding (lzlite.mcts.ctree._ctree). Both wrap header-only C++17 cores that include no Python headers.
 Set LZLITE_EXTS=zoo._zoo (comma-separated module names) to rebuild only some of them while developing.
 """
+import glob
 import os
 import sys
 
@@ -23,6 +24,7 @@ EXTENSIONS = [
         "zoo._zoo",
         ["zoo/_zoo.pyx"],
         include_dirs=[np.get_include(), "zoo"],
+        depends=glob.glob("zoo/*/*.h"),
         language="c++",
         extra_compile_args=CXX_ARGS,
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
@@ -31,6 +33,7 @@ EXTENSIONS = [
         "zoo._bots",
         ["zoo/_bots.pyx"],
         include_dirs=[np.get_include(), "zoo"],
+        depends=glob.glob("zoo/*/*.h"),
         language="c++",
         extra_compile_args=CXX_ARGS,
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
@@ -39,6 +42,7 @@ EXTENSIONS = [
         "lzlite.mcts.ctree._ctree",
         ["lzlite/mcts/ctree/_ctree.pyx"],
         include_dirs=[np.get_include(), "lzlite/mcts/ctree", "zoo"],
+        depends=glob.glob("lzlite/mcts/ctree/*.h"),
         language="c++",
         extra_compile_args=CXX_ARGS,
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],

@@ -20,6 +20,13 @@ cnp.import_array()
 __all__ = ["Tree", "considered_visit_sequence"]
 
 
+# tree.h includes these two; naming them lets cythonize rebuild the module when they change.
+cdef extern from "fast_exp.h":
+    pass
+
+cdef extern from "gumbel_schedule.h":
+    pass
+
 cdef extern from "tree.h" namespace "lzlite::mcts":
     cdef enum class Rule(int32_t):
         kPuct
@@ -261,6 +268,9 @@ cdef class Tree:
                 raise ValueError(f"{name} must be finite, got {v}")
         if pb_c_base <= 0:
             raise ValueError(f"pb_c_base must be > 0, got {pb_c_base}")
+        if <long long>batch_size * (num_simulations + 1) > 2147483647:
+            raise ValueError(f"batch_size * (num_simulations + 1) = {batch_size * (num_simulations + 1)} slots do "
+                             f"not fit the int32 slot indices; use a smaller batch or fewer simulations")
         cdef TreeConfig cfg
         cfg.batch_size = batch_size
         cfg.num_actions = num_actions

@@ -17,78 +17,19 @@
 #pragma once
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <vector>
+
+#include "fast_exp.h"
+#include "gumbel_schedule.h"
 
 namespace lzlite {
 namespace mcts {
 
 enum class Rule : int32_t { kPuct = 0, kGumbel = 1 };
-
-// Sequential-halving visit schedule of Gumbel MuZero (Danihelka et al. 2022): entry s is the visit
-// count the root child chosen at simulation s must have. Phases consider m, m/2, ... (never fewer
-// than 2) actions and give each max(1, floor(S / (ceil(log2 m) * considered))) extra visits; m == 1
-// gives 0, 1, 2, ... A pure function, mirrored from lzlite/mcts/ptree/gumbel.py and tested as a table.
-inline void considered_visit_sequence(int32_t m, int32_t num_simulations, int32_t* out) {
-  if (m <= 1) {
-    for (int32_t s = 0; s < num_simulations; ++s) out[s] = s;
-    return;
-  }
-  const int32_t num_phases = static_cast<int32_t>(std::ceil(std::log2(static_cast<double>(m))));
-  std::vector<int32_t> visits(static_cast<size_t>(m), 0);  // Constructor-time only.
-  int32_t written = 0;
-  int32_t survivors = m;
-  while (written < num_simulations) {
-    const int32_t per_survivor = std::max<int32_t>(1, num_simulations / (num_phases * survivors));
-    for (int32_t e = 0; e < per_survivor; ++e) {
-      for (int32_t i = 0; i < survivors; ++i) {
-        if (written < num_simulations) out[written++] = visits[static_cast<size_t>(i)];
-        ++visits[static_cast<size_t>(i)];
-      }
-    }
-    survivors = std::max<int32_t>(2, survivors / 2);
-  }
-}
-
-// exp(x) for the softmax weights of the tree (x <= 0 after subtracting the max), within ~2 ulp of
-// std::exp at about 70% of its instructions, inlined: x = (64 k + j) ln2/64 + r with |r| <= ln2/128,
-// exp(x) = 2^k * 2^(j/64) * p(r), p the degree-5 Taylor polynomial (truncation error < 4e-17).
-// Arguments below -700 (results near the subnormal range) fall back to std::exp.
-class FastExp {
- public:
-  FastExp() {
-    for (int j = 0; j < 64; ++j) table_[static_cast<size_t>(j)] = std::exp2(j / 64.0);
-  }
-  double operator()(double x) const {
-    if (!(x > -700.0)) return std::exp(x);
-    constexpr double kShift = 6755399441055744.0;       // 1.5 * 2^52: adding it rounds to an integer.
-    constexpr double kInvStep = 92.332482616893656768;  // 64 / ln 2.
-    constexpr double kStepHi = 0.010830424696223417;    // ln 2 / 64 split in two so that
-    constexpr double kStepLo = 2.572804622327669e-14;   // k * kStepHi is exact.
-    const double t = x * kInvStep + kShift;
-    const double kd = t - kShift;
-    const double r = (x - kd * kStepHi) - kd * kStepLo;
-    int64_t k;
-    std::memcpy(&k, &t, sizeof(k));
-    k -= 0x4338000000000000LL;  // The bits of kShift: k is now round(x * 64 / ln 2).
-    const double p = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120)))));
-    uint64_t bits;
-    const double scale_j = table_[static_cast<size_t>(k & 63)];
-    std::memcpy(&bits, &scale_j, sizeof(bits));
-    bits += static_cast<uint64_t>(k >> 6) << 52;  // Times 2^floor(k / 64).
-    double scale;
-    std::memcpy(&scale, &bits, sizeof(scale));
-    return scale * p;
-  }
-
- private:
-  std::array<double, 64> table_;  // 2^(j / 64).
-};
 
 struct TreeConfig {
   int32_t batch_size = 1;                   // B >= 1.
@@ -153,7 +94,8 @@ class Tree {
       inv_one_plus_[n] = 1.0 / (1.0 + np);
       puct_c_[n] = std::sqrt(np) * (cfg_.pb_c_init + std::log((np + cfg_.pb_c_base + 1.0) / cfg_.pb_c_base));
     }
-    scratch_.assign(static_cast<size_t>(A_), 0.0);
+    scratch_.assign(static_cast<size_t>(A_) + 1, 0.0);
+    visited_.assign(static_cast<size_t>(A_), 0);
   }
 
   // ==============================================================================================
@@ -251,12 +193,11 @@ class Tree {
         }
         double z = 0.0;
         for (int32_t a = 0; a < A_; ++a) {
-          sigma[a] = legal[a] ? exp_(root_logit_[row + a] + sigma[a] - hi) : 0.0;
+          sigma[a] = legal[a] ? fast_exp(root_logit_[row + a] + sigma[a] - hi) : 0.0;
           z += sigma[a];
         }
         for (int32_t a = 0; a < A_; ++a) improved_policy[row + a] = static_cast<float>(sigma[a] / z);
-        completed_sigma(root, sigma);
-        gumbel_action[b] = gumbel_root_argmax(b, sigma, /*required_visits=*/-1);
+        gumbel_action[b] = gumbel_root_argmax(b, sigma_map(root), /*required_visits=*/-1);
       } else {
         const double denom = static_cast<double>(std::max<int64_t>(total, 1));
         for (int32_t a = 0; a < A_; ++a) {
@@ -313,14 +254,13 @@ class Tree {
     double* p = &prior_[e];
     int32_t* kids = &child_[e];
     int32_t* nv = &edge_visits_[e];
-    double* q = &edge_q_[e];
     float hi = -std::numeric_limits<float>::infinity();
     double total = 0.0;
     if (legal == nullptr) {  // MuZero style: every action legal, no mask tests in the loops.
       for (int32_t a = 0; a < A; ++a) hi = logits[a] > hi ? logits[a] : hi;
+      fast_exp_shifted(logits, hi, p, A);
       for (int32_t a = 0; a < A; ++a) {
         lg[a] = 1;
-        p[a] = exp_(static_cast<double>(logits[a]) - hi);
         total += p[a];
       }
     } else {
@@ -328,8 +268,10 @@ class Tree {
         lg[a] = legal[a] ? 1 : 0;
         hi = lg[a] && logits[a] > hi ? logits[a] : hi;
       }
+      // Illegal logits may be anything (even NaN or inf): their exp is computed and discarded.
+      fast_exp_shifted(logits, hi, p, A);
       for (int32_t a = 0; a < A; ++a) {
-        p[a] = lg[a] ? exp_(static_cast<double>(logits[a]) - hi) : 0.0;
+        p[a] = lg[a] ? p[a] : 0.0;
         total += p[a];
       }
     }
@@ -337,8 +279,7 @@ class Tree {
     for (int32_t a = 0; a < A; ++a) {
       p[a] *= inv_total;
       kids[a] = -1;
-      nv[a] = 0;
-      q[a] = 0.0;
+      nv[a] = 0;  // edge_q_ is not cleared: it is read only where edge_visits_ > 0.
     }
     expanded_[s] = 1;
   }
@@ -420,10 +361,8 @@ class Tree {
 
   int32_t select_root(int32_t b, int32_t sim) {
     if (cfg_.rule == Rule::kGumbel) {
-      double* sigma = scratch_.data();
-      completed_sigma(slot(b, 0), sigma);
       const int32_t required = schedule_[static_cast<size_t>(num_considered_[b]) * S_ + sim];
-      return gumbel_root_argmax(b, sigma, required);
+      return gumbel_root_argmax(b, sigma_map(slot(b, 0)), required);
     }
     return select_puct(b, slot(b, 0));
   }
@@ -464,12 +403,22 @@ class Tree {
     return best;
   }
 
-  // sigma(completed Q) of node s for every legal action (illegal entries are left unspecified):
-  // completed Q = Q for visited children, v_mix for unvisited ones; optional min-max rescale over the
-  // legal actions; then times (c_visit + max_a N(a)) * c_scale.
-  void completed_sigma(size_t s, double* sigma) const {
+  // sigma(completed Q) of one node is an affine map of its children's completed Q (Q for visited
+  // children, v_mix for unvisited ones): sigma(x) = scale * (x - lo) * inv_span with the optional
+  // min-max rescale over legal actions, else scale * x. One pass over the children yields the map.
+  struct SigmaMap {
+    double v_mix;       // Completed Q of every unvisited child.
+    double scale;       // (c_visit + max_a N(a)) * c_scale.
+    double lo;          // Rescale: min completed Q over legal actions (0 without rescale).
+    double inv_span;    // Rescale: 1 / (max - min), 0 when all equal (1 without rescale).
+    int64_t sum_n;      // Sum of child visits.
+    double q_lo, q_hi;  // Min / max of the completed Q over legal actions (the range sigma maps).
+    double apply(double x) const { return scale * ((x - lo) * inv_span); }
+  };
+
+  SigmaMap sigma_map(size_t s) const {
     const int32_t A = A_;  // A local: -fno-strict-aliasing would reload the member per iteration.
-    const size_t e = s * A_;
+    const size_t e = s * A;
     const int32_t* nv = &edge_visits_[e];
     const double* q = &edge_q_[e];
     const double* p = &prior_[e];
@@ -477,74 +426,119 @@ class Tree {
     int64_t sum_n = 0;
     int32_t max_n = 0;
     double sum_pq = 0.0, sum_p = 0.0;
-    double lo = std::numeric_limits<double>::infinity(), hi = -lo;  // Over visited legal Q.
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;  // Over visited (hence legal) Q.
     bool any_unvisited = false;
     for (int32_t a = 0; a < A; ++a) {
       const int32_t n = nv[a];
-      if (n > 0) {
+      if (n > 0) {  // Only legal actions are ever visited.
         sum_n += n;
         max_n = std::max(max_n, n);
         sum_pq += p[a] * q[a];
         sum_p += p[a];
-        if (legal[a]) {
-          lo = std::min(lo, q[a]);
-          hi = std::max(hi, q[a]);
-        }
-      } else if (legal[a]) {
-        any_unvisited = true;
+        lo = std::min(lo, q[a]);
+        hi = std::max(hi, q[a]);
+      } else {
+        any_unvisited |= legal[a] != 0;
       }
     }
+    return make_sigma_map(s, sum_n, max_n, sum_pq, sum_p, lo, hi, any_unvisited);
+  }
+
+  // The map from the children statistics of node s (sums over visited children; q_lo/q_hi: range of
+  // their Q) and whether a legal child is unvisited.
+  SigmaMap make_sigma_map(size_t s, int64_t sum_n, int32_t max_n, double sum_pq, double sum_p, double q_lo,
+                          double q_hi, bool any_unvisited) const {
+    SigmaMap m;
     const double weighted_q = sum_p > 0.0 ? sum_pq / sum_p : 0.0;
-    const double v_mix = (raw_value_[s] + static_cast<double>(sum_n) * weighted_q) / (1.0 + static_cast<double>(sum_n));
-    const double scale = (cfg_.c_visit + static_cast<double>(max_n)) * cfg_.c_scale;
+    m.v_mix = (raw_value_[s] + static_cast<double>(sum_n) * weighted_q) / (1.0 + static_cast<double>(sum_n));
+    m.scale = (cfg_.c_visit + static_cast<double>(max_n)) * cfg_.c_scale;
+    m.sum_n = sum_n;
+    if (any_unvisited) {
+      q_lo = std::min(q_lo, m.v_mix);
+      q_hi = std::max(q_hi, m.v_mix);
+    }
+    m.q_lo = q_lo;
+    m.q_hi = q_hi;
     if (cfg_.rescale_values) {
-      if (any_unvisited) {
-        lo = std::min(lo, v_mix);
-        hi = std::max(hi, v_mix);
-      }
-      const double span = hi - lo;
-      const double inv_span = span > 0.0 ? 1.0 / span : 0.0;  // All equal -> every completed Q is 0.
-      for (int32_t a = 0; a < A; ++a) sigma[a] = scale * (((nv[a] > 0 ? q[a] : v_mix) - lo) * inv_span);
+      const double span = q_hi - q_lo;
+      m.lo = q_lo;
+      m.inv_span = span > 0.0 ? 1.0 / span : 0.0;  // All equal -> every completed Q is 0.
     } else {
-      for (int32_t a = 0; a < A; ++a) sigma[a] = scale * (nv[a] > 0 ? q[a] : v_mix);
+      m.lo = 0.0;
+      m.inv_span = 1.0;
+    }
+    return m;
+  }
+
+  // sigma(completed Q) of node s for every action (0 on illegal ones), e.g. for outputs().
+  void completed_sigma(size_t s, double* sigma) const {
+    const SigmaMap m = sigma_map(s);
+    const size_t e = s * A_;
+    for (int32_t a = 0; a < A_; ++a) {
+      sigma[a] = legal_[e + a] ? m.apply(edge_visits_[e + a] > 0 ? edge_q_[e + a] : m.v_mix) : 0.0;
     }
   }
 
-  // Gumbel interior: argmax_a pi'(a) - N(a) / (1 + sum N) with pi' = softmax_legal(logits + sigma),
-  // computed as prior(a) * exp(sigma(a) - max sigma) / Z. All unvisited actions share sigma(v_mix),
-  // so their exp is computed once.
+  // Gumbel interior: argmax_a pi'(a) - N(a) / (1 + sum N), pi' = softmax_legal(logits + sigma) =
+  // prior(a) * exp(sigma(a) - max sigma) / Z. Unvisited actions share sigma(v_mix) and N = 0, so
+  // among them only the largest prior can win: exp is needed once for them and once per visited
+  // child (interior nodes have few). One pass over the children gathers everything; it repeats
+  // sigma_map's statistics inline because this is the hottest loop of the Gumbel rule.
   int32_t select_gumbel_interior(size_t s) {
     const int32_t A = A_;  // A local: -fno-strict-aliasing would reload the member per iteration.
-    const size_t e = s * A_;
-    double* w = scratch_.data();
-    completed_sigma(s, w);
+    const size_t e = s * A;
     const uint8_t* legal = &legal_[e];
     const int32_t* nv = &edge_visits_[e];
+    const double* q = &edge_q_[e];
     const double* p = &prior_[e];
-    double hi = -std::numeric_limits<double>::infinity();
-    double sigma_unvisited = 0.0;
+    int32_t* visited = visited_.data();
+    int32_t num_visited = 0;
     int64_t sum_n = 0;
+    int32_t max_n = 0;
+    double sum_pq = 0.0, sum_p = 0.0;
+    double q_lo = std::numeric_limits<double>::infinity(), q_hi = -q_lo;
+    int32_t best_unvisited = -1;
+    double unvisited_prior = 0.0, best_prior = -1.0;
     for (int32_t a = 0; a < A; ++a) {
-      sum_n += nv[a];
-      if (!legal[a]) continue;
-      hi = std::max(hi, w[a]);
-      if (nv[a] == 0) sigma_unvisited = w[a];
+      const int32_t n = nv[a];
+      if (n > 0) {  // Only legal actions are ever visited.
+        visited[num_visited++] = a;
+        sum_n += n;
+        max_n = std::max(max_n, n);
+        sum_pq += p[a] * q[a];
+        sum_p += p[a];
+        q_lo = std::min(q_lo, q[a]);
+        q_hi = std::max(q_hi, q[a]);
+      } else if (legal[a]) {
+        unvisited_prior += p[a];
+        if (p[a] > best_prior) {  // Strict >: the lowest index among equal priors.
+          best_prior = p[a];
+          best_unvisited = a;
+        }
+      }
     }
-    const double exp_unvisited = exp_(sigma_unvisited - hi);
-    double z = 0.0;
-    for (int32_t a = 0; a < A; ++a) {
-      const double x = legal[a] ? p[a] * (nv[a] > 0 ? exp_(w[a] - hi) : exp_unvisited) : 0.0;
-      w[a] = x;
-      z += x;
+    const SigmaMap m = make_sigma_map(s, sum_n, max_n, sum_pq, sum_p, q_lo, q_hi, best_unvisited >= 0);
+    // max sigma over legal actions: an affine map attains it at an end of the completed-Q range.
+    const double hi = std::max(m.apply(m.q_lo), m.apply(m.q_hi));
+    // Every exp of this node in one batch: the visited children, then the shared unvisited one.
+    double* weight = scratch_.data();
+    for (int32_t i = 0; i < num_visited; ++i) weight[i] = m.apply(q[visited[i]]) - hi;
+    weight[num_visited] = m.apply(m.v_mix) - hi;
+    fast_exp_batch(weight, weight, num_visited + 1);
+    const double exp_unvisited = best_unvisited >= 0 ? weight[num_visited] : 0.0;
+    double z = unvisited_prior * exp_unvisited;
+    for (int32_t i = 0; i < num_visited; ++i) {
+      weight[i] *= p[visited[i]];
+      z += weight[i];
     }
     const double inv_z = 1.0 / z;
     const double inv_n = 1.0 / (1.0 + static_cast<double>(sum_n));
-    int32_t best = -1;
-    double best_score = -std::numeric_limits<double>::infinity();
-    for (int32_t a = 0; a < A; ++a) {
-      if (!legal[a]) continue;
-      const double score = w[a] * inv_z - static_cast<double>(nv[a]) * inv_n;
-      if (score > best_score || best < 0) {
+    int32_t best = best_unvisited;
+    double best_score = best_unvisited >= 0 ? best_prior * exp_unvisited * inv_z : -std::numeric_limits<double>::infinity();
+    for (int32_t i = 0; i < num_visited; ++i) {
+      const int32_t a = visited[i];
+      const double score = weight[i] * inv_z - static_cast<double>(nv[a]) * inv_n;
+      if (score > best_score || (score == best_score && a < best)) {  // Ties: lowest index.
         best_score = score;
         best = a;
       }
@@ -554,10 +548,13 @@ class Tree {
 
   // Gumbel root: argmax of g + logits + sigma over considered actions whose visit count equals
   // required (or, when required < 0, the most visits among considered actions: the final action).
-  int32_t gumbel_root_argmax(int32_t b, const double* sigma, int32_t required) const {
+  int32_t gumbel_root_argmax(int32_t b, const SigmaMap& m, int32_t required) const {
     const int32_t A = A_;  // A local: -fno-strict-aliasing would reload the member per iteration.
-    const size_t row = static_cast<size_t>(b) * A_;
-    const int32_t* nv = &edge_visits_[slot(b, 0) * A_];
+    const size_t row = static_cast<size_t>(b) * A;
+    const size_t e = slot(b, 0) * A;
+    const int32_t* nv = &edge_visits_[e];
+    const double* q = &edge_q_[e];
+    const double* root_score = &root_score_[row];
     const uint8_t* considered = &considered_[row];
     int32_t target = required;
     if (target < 0) {
@@ -565,22 +562,17 @@ class Tree {
         if (considered[a]) target = std::max(target, nv[a]);
       }
     }
+    const double sigma_unvisited = m.apply(m.v_mix);
     int32_t best = -1;
     double best_score = -std::numeric_limits<double>::infinity();
-    for (int32_t a = 0; a < A; ++a) {
-      if (!considered[a] || nv[a] != target) continue;
-      const double score = root_score_[row + a] + sigma[a];
-      if (score > best_score || best < 0) {
-        best_score = score;
-        best = a;
-      }
-    }
-    // The schedule always leaves a considered action with the required count; should it not, the
-    // search degrades to the best considered action instead of failing mid-search without the GIL.
-    if (best < 0) {
+    for (int pass = 0; pass < 2 && best < 0; ++pass) {
+      // Pass 1 always finds an action while the schedule is followed; pass 2 (any considered
+      // action) only guards against an impossible empty set without failing mid-search.
       for (int32_t a = 0; a < A; ++a) {
-        if (considered[a] && (best < 0 || root_score_[row + a] + sigma[a] > best_score)) {
-          best_score = root_score_[row + a] + sigma[a];
+        if (!considered[a] || (pass == 0 && nv[a] != target)) continue;
+        const double score = root_score[a] + (nv[a] > 0 ? m.apply(q[a]) : sigma_unvisited);
+        if (score > best_score || best < 0) {
+          best_score = score;
           best = a;
         }
       }
@@ -626,7 +618,6 @@ class Tree {
   const double signed_discount_;        // discount * value_sign: the only place the sign enters.
   std::vector<int32_t> schedule_;       // [(m + 1) * S]: row k = considered_visit_sequence(k, S).
   std::vector<double> inv_one_plus_;    // [N + 1]: 1 / (1 + n) for every reachable child visit count n.
-  FastExp exp_;                         // exp of softmax weights (arguments <= 0).
   std::vector<double> puct_c_;          // [N + 1]: sqrt(n) * (pb_c_init + log((n + pb_c_base + 1) / pb_c_base)).
 
   // ----------------------------------------------------------------------------------------------
@@ -656,11 +647,12 @@ class Tree {
   std::vector<uint8_t> expanded_;       // 1: prior_/legal_/edge arrays of this node are set.
   std::vector<int32_t> child_;          // Child node index, or -1 while not created.
   std::vector<int32_t> edge_visits_;    // == visits_[child] (0 if none): mirrored for contiguous scans.
-  std::vector<double> edge_q_;          // == Q(node, a) from this node's view; 0 while unvisited.
+  std::vector<double> edge_q_;          // == Q(node, a) from this node's view; stale while unvisited.
   std::vector<double> prior_;           // Softmax over legal actions (root: after noise); 0 if illegal.
   std::vector<uint8_t> legal_;          // 1 for legal actions.
   std::vector<double> qmin_, qmax_;     // [B]: range of every Q backed up in root b's tree (+inf/-inf).
-  std::vector<double> scratch_;         // [A]: sigma / weights of the node being scored.
+  std::vector<double> scratch_;         // [A + 1]: sigma / weights of the node being scored.
+  std::vector<int32_t> visited_;        // [A]: indices of the visited children of that node.
 
   // Outputs of the last traverse(), [B] each; the binding exposes them as zero-copy numpy views.
   std::vector<int32_t> out_parent_, out_action_, out_child_;
