@@ -1,7 +1,7 @@
 """Build lzlite and its native parts with `pip install -e .`.
 
 Three Cython extensions: the zoo's batched game binding (zoo._zoo), its bots and Connect Four solver
-(zoo._bots), and the search tree binding (lzlite.mcts.ctree._ctree). Both wrap header-only C++17 cores that include no Python headers.
+(zoo._bots), and the search tree binding (lzlite.mcts.ctree._ctree). All wrap header-only C++17 cores that include no Python headers.
 Set LZLITE_EXTS=zoo._zoo (comma-separated module names) to rebuild only some of them while developing.
 """
 import glob
