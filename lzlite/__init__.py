@@ -14,8 +14,27 @@ from lzlite.registry import (
 
 __version__ = "0.1.0"
 
+# Entry functions are imported on first use so that `import lzlite` stays light (no torch import).
+_ENTRY_NAMES = ("train_alphazero", "train_muzero", "train_rezero", "train_unizero_segment",
+                "eval_alphazero", "eval_muzero")
+
+
+def __getattr__(name: str):
+    if name in _ENTRY_NAMES:
+        import lzlite.entry as _entry
+
+        return getattr(_entry, name)
+    raise AttributeError(f"module 'lzlite' has no attribute '{name}'")
+
+
 __all__ = [
     "__version__",
+    "train_alphazero",
+    "train_muzero",
+    "train_rezero",
+    "train_unizero_segment",
+    "eval_alphazero",
+    "eval_muzero",
     "ConfigError",
     "compile_config",
     "load_config_file",
