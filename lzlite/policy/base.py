@@ -120,7 +120,8 @@ class Policy:
             eval_episodes=20,  # evaluation games per opponent (half as first player, half as second)
             eval_bots=["rule"],  # zoo bots the evaluator plays against ('random','rule','alpha_beta','perfect')
             eval_bot_depth=4,  # depth of the alpha-beta eval bot
-            eval_optimal_move_rate=False,  # grade the greedy move in every reachable position (small games)
+            eval_optimal_move_rate=False,  # grade the greedy move on the game's solved positions (tictactoe, connect4)
+            eval_never_lose_check=False,  # count losses over every line of opponent play (tictactoe-sized games)
             save_ckpt_freq=1000,  # learner steps between checkpoints (and one at the end)
             learn=dict(learner=dict(hook=dict(save_ckpt_after_iter=1000))),  # LightZero compatibility
         ))

@@ -34,7 +34,8 @@ class Evaluator:
             eval_episodes=20,  # games per opponent (half as first player, half as second)
             eval_bots=["rule"],  # zoo bots to play against
             eval_bot_depth=4,  # alpha-beta depth for the 'alpha_beta' bot
-            eval_optimal_move_rate=False,  # also grade the greedy move in every reachable position (tictactoe)
+            eval_optimal_move_rate=False,  # grade the greedy move on the game's solved positions (tictactoe, connect4)
+            eval_never_lose_check=False,  # count losses over every line of opponent play (small games only)
         ))
 
     def __init__(self, policy: Any, make_venv: Any, cfg: EasyDict, seed: int = 0) -> None:
@@ -57,9 +58,10 @@ class Evaluator:
             for bot_name in self.cfg.eval_bots:
                 stats.update(self._vs_bot(venv, bot_name, rng))
             if self.cfg.eval_optimal_move_rate:
+                stats["optimal_move_rate"] = self.optimal_move_rate()
+            if self.cfg.eval_never_lose_check:
                 from lzlite.worker.metrics import losing_positions_vs_any_opponent
 
-                stats["optimal_move_rate"] = self.optimal_move_rate()
                 for side, name in ((0, "first"), (1, "second")):
                     stats[f"losing_lines_as_{name}"] = float(
                         losing_positions_vs_any_opponent(self.policy, venv.game_name, side, self.seed))
@@ -67,13 +69,12 @@ class Evaluator:
         return self._single_player(venv, rng)
 
     def optimal_move_rate(self) -> float:
-        """Fraction of all reachable non-terminal positions where the greedy policy plays an optimal move."""
-        from lzlite.worker.metrics import optimal_move_mask, optimal_move_rate, reachable_positions
+        """Fraction of the game's graded positions where the greedy policy plays an optimal move."""
+        from lzlite.worker.metrics import graded_positions, optimal_move_rate
 
         venv = self._venv
         if self._positions is None:
-            self._positions = reachable_positions(venv.game)
-            self._optimal = optimal_move_mask(venv.game_name, self._positions)
+            self._positions, self._optimal = graded_positions(venv.game_name)
         return optimal_move_rate(self.policy, venv.game_name, self._positions, self._optimal, seed=self.seed)
 
     def _vs_bot(self, venv: BoardVectorEnv, bot_name: str, rng: np.random.Generator) -> Dict[str, float]:

@@ -27,6 +27,7 @@ main_config, create_config = extend_base(
             eval_episodes=20,
             eval_bots=["rule", "alpha_beta"],
             eval_bot_depth=4,
+            eval_optimal_move_rate=True,
             save_ckpt_freq=1000,
         ),
     ),

@@ -28,6 +28,7 @@ main_config, create_config = extend_base(
             eval_episodes=20,
             eval_bots=["rule", "perfect"],
             eval_optimal_move_rate=True,
+            eval_never_lose_check=True,
             save_ckpt_freq=1000,
         ),
     ),
