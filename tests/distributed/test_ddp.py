@@ -189,13 +189,13 @@ def test_learner_parameters_bit_identical_across_ranks(learner_dir, algo):
         assert torch.equal(a, b)  # bit-identical: gradients were averaged over ranks
 
 
-def _write_tiny_config(tmp_path) -> str:
+def _write_tiny_config(tmp_path, algo: str = "muzero") -> str:
     path = tmp_path / "tiny_cfg.py"
     path.write_text(
         "import sys\n"
         f"sys.path.insert(0, {os.path.join(REPO, 'tests', 'entry')!r})\n"
         "from tiny_configs import tiny_config\n"
-        "main_config, create_config = tiny_config('muzero', exp_name='ddp_tiny')\n"
+        f"main_config, create_config = tiny_config({algo!r}, exp_name='ddp_tiny')\n"
     )
     return str(path)
 
@@ -252,3 +252,17 @@ def test_a_dead_rank_makes_the_others_fail_within_the_timeout(tmp_path, fault):
     if fault == "hung":  # a live but silent peer: only the timeout can end the wait
         assert timeout_s - 0.5 <= result["waited_s"] <= timeout_s + 5, result
     assert waited < timeout_s + 15
+
+
+@pytest.mark.parametrize("algo", ["rezero", "unizero", "alphazero"])
+def test_every_entry_function_trains_under_torchrun(tmp_path, algo):
+    cfg = _write_tiny_config(tmp_path, algo)
+    run_dir = tmp_path / "run"
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "--rdzv-backend=c10d",
+           f"--rdzv-endpoint=127.0.0.1:{_free_port()}", "-m", "lzlite.entry", "--cfg", cfg,
+           "--max-env-step", "80", "--run-dir", str(run_dir)]
+    res = subprocess.run(cmd, env=_env(LZLITE_DDP_TIMEOUT_S="120"), capture_output=True, text=True, timeout=240,
+                         cwd=str(tmp_path))
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]
+    state = torch.load(run_dir / "ckpt" / "last.pt", weights_only=True)
+    assert state["counters"]["env_steps"] >= 80 and state["counters"]["train_iter"] > 0

@@ -26,8 +26,20 @@ _MODELS = {
 }
 
 
+_UNIZERO_POLICY = dict(
+    model=dict(observation_shape=[3, 3, 3], action_space_size=9, embed_dim=16, num_layers=1, num_heads=1,
+               max_tokens=32, encoder_channels=4, head_hidden=16, support_scale=5),
+    num_simulations=8, collector_env_num=8, num_segments=8, game_segment_length=4, num_unroll_steps=4,
+    td_steps=9, discount_factor=1.0, batch_size=32, replay_ratio=0.25, replay_buffer_size=2000,
+    eval_freq=1000, eval_episodes=4, eval_bots=["random"], save_ckpt_freq=1000,
+    reanalyze_interval=10, reanalyze_num_segments=16, reanalyze_batch_size=64)
+
+
 def tiny_config(algo: str, exp_name: str = "tiny", **policy_overrides):
-    """[main_config, create_config] for ``algo`` in {'alphazero', 'muzero', 'gumbel_muzero'}."""
+    """[main_config, create_config] for ``algo`` in {'alphazero', 'muzero', 'gumbel_muzero', 'rezero', 'unizero'}."""
+    if algo == "unizero":
+        policy = dict(copy.deepcopy(_UNIZERO_POLICY), **policy_overrides)
+        return list(extend_base(algo, dict(exp_name=exp_name, policy=policy), dict(env=dict(type="tictactoe"))))
     model = _MODELS["alphazero" if algo == "alphazero" else "muzero"]
     policy = dict(copy.deepcopy(_TINY_POLICY), model=copy.deepcopy(model), **policy_overrides)
     if algo != "alphazero":
