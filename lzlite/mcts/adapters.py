@@ -149,6 +149,13 @@ class AlphaZeroAdapter:
         self._legal = np.zeros((batch_size, self.num_actions), np.uint8)
         self._terminal = np.zeros(batch_size, np.uint8)
         self._value = np.zeros(batch_size, np.float32)
+        # recurrent()'s outputs, reused every call: the search hands them to expand_and_backup at
+        # once, and both trees copy what they keep.
+        self._out_reward = np.zeros(batch_size, np.float32)
+        self._out_value = np.zeros(batch_size, np.float32)
+        self._out_logits = np.zeros((batch_size, self.num_actions), np.float32)
+        self._out_legal = np.ones((batch_size, self.num_actions), bool)
+        self._out_terminal = np.zeros(batch_size, bool)
 
     def _evaluate(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         value, logits = self.net_fn(obs)
@@ -172,13 +179,19 @@ class AlphaZeroAdapter:
 
     def recurrent(self, parent_slot: np.ndarray, action: np.ndarray, child_slot: np.ndarray,
                   needs_eval: np.ndarray) -> RecurrentOutput:
-        """Plays the selected moves in the slot states; the network sees only non-terminal children."""
-        B, A = self.batch_size, self.num_actions
+        """Plays the selected moves in the slot states; the network sees only non-terminal children.
+
+        The returned arrays belong to the adapter and are overwritten by the next call (consume them,
+        e.g. with Tree.expand_and_backup, before calling again; copy them to keep them).
+        """
         rows = np.flatnonzero(np.asarray(needs_eval))
-        value = np.zeros(B, np.float32)
-        logits = np.zeros((B, A), np.float32)
-        legal = np.ones((B, A), bool)   # rows not evaluated are ignored by the tree
-        terminal = np.zeros(B, bool)
+        reward, value, logits = self._out_reward, self._out_value, self._out_logits
+        legal, terminal = self._out_legal, self._out_terminal
+        reward.fill(0.0)
+        value.fill(0.0)
+        logits.fill(0.0)
+        legal.fill(True)   # rows not evaluated are ignored by the tree
+        terminal.fill(False)
         if len(rows):
             k = len(rows)
             obs, lg, term, tval = self._obs[:k], self._legal[:k], self._terminal[:k], self._value[:k]
@@ -194,5 +207,5 @@ class AlphaZeroAdapter:
                 v, lo = self._evaluate(obs[live])
                 value[rows[live]] = v
                 logits[rows[live]] = lo
-        return RecurrentOutput(reward=np.zeros(B, np.float32), value=value, prior_logits=logits,
-                               legal_mask=legal, terminal=terminal)
+        return RecurrentOutput(reward=reward, value=value, prior_logits=logits, legal_mask=legal,
+                               terminal=terminal)

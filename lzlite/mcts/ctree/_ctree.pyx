@@ -68,6 +68,7 @@ cdef extern from "tree.h" namespace "lzlite::mcts":
         const double* raw_value()
         const uint8_t* terminal()
         const double* prior()
+        void compute_pending_priors(int32_t) nogil
         const int32_t* child()
         const uint8_t* legal()
         const uint8_t* expanded()
@@ -458,6 +459,7 @@ cdef class Tree:
             raise ValueError(f"b must be in [0, {self.batch_size}), got {b}")
         cdef Py_ssize_t lo = b * (self.num_simulations + 1)
         cdef Py_ssize_t n = self._tree.num_done() + 1 - (1 if self._tree.pending() else 0)
+        self._tree.compute_pending_priors(b)   # the Gumbel rule defers some softmaxes (tree.h expand)
         out = {
             "parent": self._grab(<size_t>self._tree.parent(), cnp.NPY_INT32, lo, n, False),
             "action": self._grab(<size_t>self._tree.action(), cnp.NPY_INT32, lo, n, False),

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <vector>
@@ -69,9 +70,16 @@ class Tree {
     terminal_.assign(nodes, 0);
     expanded_.assign(nodes, 0);
     child_.assign(edges, -1);
+    visit_order_.assign(edges, 0);
+    num_visited_.assign(nodes, 0);
+    num_legal_.assign(nodes, 0);
+    best_unvisited_.assign(nodes, -1);
+    unvisited_prior_.assign(nodes, 0.0);
     edge_visits_.assign(edges, 0);
     edge_q_.assign(edges, 0.0);
     prior_.assign(edges, 0.0);
+    logit_.assign(edges, 0.0f);
+    prior_ready_.assign(nodes, 0);
     legal_.assign(edges, 0);
     root_logit_.assign(roots, 0.0);
     root_score_.assign(roots, 0.0);
@@ -95,7 +103,9 @@ class Tree {
       puct_c_[n] = std::sqrt(np) * (cfg_.pb_c_init + std::log((np + cfg_.pb_c_base + 1.0) / cfg_.pb_c_base));
     }
     scratch_.assign(static_cast<size_t>(A_) + 1, 0.0);
-    visited_.assign(static_cast<size_t>(A_), 0);
+    gather_q_.assign(static_cast<size_t>(A_), 0.0);
+    gather_p_.assign(static_cast<size_t>(A_), 0.0);
+    gather_n_.assign(static_cast<size_t>(A_), 0);
   }
 
   // ==============================================================================================
@@ -113,7 +123,7 @@ class Tree {
       const size_t root = slot(b, 0);
       const size_t row = static_cast<size_t>(b) * A_;
       clear_node(root);
-      expand(root, prior_logits + row, legal + row);
+      expand(root, prior_logits + row, legal + row, /*lazy=*/false);
       if (noise != nullptr) {
         double* p = &prior_[root * A_];
         for (int32_t a = 0; a < A_; ++a) {
@@ -147,12 +157,13 @@ class Tree {
                          const uint8_t* legal, const uint8_t* terminal) {
     pending_ = false;
     const int32_t k = num_done_;  // traverse() already counted this simulation.
+    const bool lazy = cfg_.rule == Rule::kGumbel;
     for (int32_t b = 0; b < B_; ++b) {
       if (!out_needs_eval_[b]) continue;
       const size_t leaf = slot(b, k);
       const size_t row = static_cast<size_t>(b) * A_;
       const size_t parent = static_cast<size_t>(out_parent_[b]);
-      child_[parent * A_ + out_action_[b]] = k;
+      link_child(parent, out_action_[b], k, parent == slot(b, 0));
       parent_[leaf] = static_cast<int32_t>(parent - slot(b, 0));
       action_[leaf] = out_action_[b];
       reward_[leaf] = reward[b];
@@ -160,7 +171,7 @@ class Tree {
       if (terminal != nullptr && terminal[b]) {
         terminal_[leaf] = 1;
       } else {
-        expand(leaf, prior_logits + row, legal != nullptr ? legal + row : nullptr);
+        expand(leaf, prior_logits + row, legal != nullptr ? legal + row : nullptr, lazy);
       }
       backup(b, leaf, static_cast<double>(value[b]));
     }
@@ -225,7 +236,16 @@ class Tree {
   const double* raw_value() const { return raw_value_.data(); }
   const uint8_t* terminal() const { return terminal_.data(); }
   const uint8_t* expanded() const { return expanded_.data(); }
-  const double* prior() const { return prior_.data(); }
+  const double* prior() const { return prior_.data(); }  // Call compute_pending_priors() first.
+  // Computes the priors that expand() deferred for root b's nodes (Gumbel non-root nodes not
+  // selected from twice yet), so that prior() is complete there; the search itself would compute
+  // the same values when it needs them.
+  void compute_pending_priors(int32_t b) {
+    for (int32_t k = 0; k <= num_done_; ++k) {  // Slots past num_done_ hold an older search.
+      const size_t s = slot(b, k);
+      if (expanded_[s] && !prior_ready_[s]) compute_prior(s, &logit_[s * A_], /*fresh=*/false);
+    }
+  }
   const int32_t* child() const { return child_.data(); }
   const uint8_t* legal() const { return legal_.data(); }
 
@@ -244,30 +264,70 @@ class Tree {
     expanded_[s] = 0;
   }
 
-  // Gives node s its children: legal mask (null = all legal), prior = softmax over legal actions of
-  // the logits (computed once here, never during selection), and empty edge statistics. Only
-  // expanded nodes' edge arrays are meaningful; others keep stale data from older searches.
-  void expand(size_t s, const float* logits, const uint8_t* legal) {
-    const int32_t A = A_;  // A local: -fno-strict-aliasing would reload the member per iteration.
+  // Gives node s its children: legal mask (null = all legal), empty edge statistics and the prior =
+  // softmax over legal actions of the logits, computed once and never during selection. With
+  // `lazy` (Gumbel non-root nodes) the softmax waits: the first selection from a node needs only
+  // its best child, the first argmax of the legal logits, so the logits are kept and compute_prior
+  // runs at the second selection; most leaves never get one. Only expanded nodes' edge arrays are
+  // meaningful; others keep stale data from older searches. Every pointer is a local: with
+  // -fno-strict-aliasing a store through one would otherwise force member reloads in every loop.
+  void expand(size_t s, const float* logits, const uint8_t* legal, bool lazy) {
+    const int32_t A = A_;
     const size_t e = s * A;
     uint8_t* lg = &legal_[e];
-    double* p = &prior_[e];
-    int32_t* kids = &child_[e];
-    int32_t* nv = &edge_visits_[e];
-    float hi = -std::numeric_limits<float>::infinity();
-    double total = 0.0;
+    int32_t num_legal = A;
     if (legal == nullptr) {  // MuZero style: every action legal, no mask tests in the loops.
-      for (int32_t a = 0; a < A; ++a) hi = logits[a] > hi ? logits[a] : hi;
-      fast_exp_shifted(logits, hi, p, A);
-      for (int32_t a = 0; a < A; ++a) {
-        lg[a] = 1;
-        total += p[a];
-      }
+      std::memset(lg, 1, static_cast<size_t>(A));
     } else {
+      num_legal = 0;
       for (int32_t a = 0; a < A; ++a) {
         lg[a] = legal[a] ? 1 : 0;
-        hi = lg[a] && logits[a] > hi ? logits[a] : hi;
+        num_legal += lg[a];
       }
+    }
+    num_legal_[s] = num_legal;
+    if (lazy) {
+      std::memcpy(&logit_[e], logits, static_cast<size_t>(A) * sizeof(float));
+      best_unvisited_[s] = first_argmax_legal(logits, legal != nullptr ? lg : nullptr, A);
+      prior_ready_[s] = 0;
+    } else {
+      compute_prior(s, logits, /*fresh=*/true);
+    }
+    std::fill_n(&child_[e], A, -1);
+    std::fill_n(&edge_visits_[e], A, 0);  // edge_q_ is not cleared: it is read only where visited.
+    expanded_[s] = 1;
+    num_visited_[s] = 0;
+  }
+
+  // The lowest index of the largest legal logit (lg null: all legal). exp is increasing, so this is
+  // the child with the largest prior. Illegal logits may be anything (even NaN or inf).
+  static int32_t first_argmax_legal(const float* logits, const uint8_t* lg, int32_t A) {
+    if (lg == nullptr) {
+      const float hi = max_float(logits, A);  // Exact: one of the logits.
+      int32_t a = 0;
+      while (logits[a] != hi) ++a;
+      return a;
+    }
+    int32_t best = -1;
+    for (int32_t a = 0; a < A; ++a) {
+      if (lg[a] && (best < 0 || logits[a] > logits[best])) best = a;  // Strict >: lowest index.
+    }
+    return best;
+  }
+
+  // prior_ of expanded node s from its logits and legal_ row. fresh: no child visited yet (expand),
+  // so the Gumbel bookkeeping comes out of the normalisation loop; otherwise it is rescanned.
+  void compute_prior(size_t s, const float* logits, bool fresh) {
+    const int32_t A = A_;
+    const size_t e = s * A;
+    const uint8_t* lg = &legal_[e];
+    double* p = &prior_[e];
+    double total = 0.0;
+    if (num_legal_[s] == A) {
+      total = fast_exp_shifted(logits, max_float(logits, A), p, A);
+    } else {
+      float hi = -std::numeric_limits<float>::infinity();
+      for (int32_t a = 0; a < A; ++a) hi = lg[a] && logits[a] > hi ? logits[a] : hi;
       // Illegal logits may be anything (even NaN or inf): their exp is computed and discarded.
       fast_exp_shifted(logits, hi, p, A);
       for (int32_t a = 0; a < A; ++a) {
@@ -276,12 +336,60 @@ class Tree {
       }
     }
     const double inv_total = 1.0 / total;
-    for (int32_t a = 0; a < A; ++a) {
-      p[a] *= inv_total;
-      kids[a] = -1;
-      nv[a] = 0;  // edge_q_ is not cleared: it is read only where edge_visits_ > 0.
+    prior_ready_[s] = 1;
+    if (cfg_.rule != Rule::kGumbel) {
+      scale_in_place(p, A, inv_total);
+    } else {
+      // The Gumbel bookkeeping of find_best_unvisited, fused with the normalisation: the best
+      // unvisited child is the largest prior (lowest index among equal ones; illegal priors are 0,
+      // legal ones > 0) among children not created yet (all of them when fresh).
+      const int32_t* kids = &child_[e];
+      int32_t best = -1;
+      double best_prior = 0.0, mass = 0.0;
+      for (int32_t a = 0; a < A; ++a) {
+        const double pa = p[a] * inv_total;
+        p[a] = pa;
+        const double pu = fresh || kids[a] < 0 ? pa : 0.0;
+        mass += pu;
+        const bool better = pu > best_prior;  // Strict >: the lowest index among equal priors.
+        best_prior = better ? pu : best_prior;
+        best = better ? a : best;
+      }
+      best_unvisited_[s] = best;
+      unvisited_prior_[s] = mass;
     }
-    expanded_[s] = 1;
+  }
+
+  // Gumbel: the legal unvisited child of node s with the largest prior (lowest index among equal
+  // priors; -1 if none) and the prior mass of all legal unvisited children, summed in index order.
+  // Interior selection needs only these two of its unvisited children (they share v_mix and N = 0),
+  // and they change only when a child is created, so they are kept per node instead of rescanned.
+  void find_best_unvisited(size_t s) {
+    const int32_t A = A_;
+    const size_t e = s * A;
+    const int32_t* kids = &child_[e];
+    const double* p = &prior_[e];
+    int32_t best = -1;
+    double best_prior = 0.0, mass = 0.0;
+    for (int32_t a = 0; a < A; ++a) {
+      // A child exists exactly when its edge has been visited; illegal priors are 0, legal ones > 0.
+      const double pa = kids[a] < 0 ? p[a] : 0.0;
+      mass += pa;
+      const bool better = pa > best_prior;  // Strict >: the lowest index among equal priors.
+      best_prior = better ? pa : best_prior;
+      best = better ? a : best;
+    }
+    best_unvisited_[s] = best;
+    unvisited_prior_[s] = mass;
+  }
+
+  // Links node index k as child a of the node at slot `parent` (just before its first backup):
+  // records the edge's first visit in the parent's visit order, and for the Gumbel rule refreshes
+  // the parent's best unvisited child (the root never needs it: it selects by the schedule).
+  void link_child(size_t parent, int32_t a, int32_t k, bool at_root) {
+    child_[parent * A_ + a] = k;
+    visit_order_[parent * A_ + num_visited_[parent]++] = a;
+    if (cfg_.rule == Rule::kGumbel && !at_root && prior_ready_[parent]) find_best_unvisited(parent);
   }
 
   // Gumbel root: logits minus their legal max, g + logits, and the top-m considered actions.
@@ -347,7 +455,7 @@ class Tree {
     } else if (s == base && a == reuse_action_[b]) {
       // ReZero: the reuse child becomes a terminal node whose reward is the reuse value and whose
       // value is 0, so Q(root, reuse_action) = reuse_value exactly; later visits revisit it.
-      child_[s * A_ + a] = k;
+      link_child(s, a, k, /*at_root=*/true);
       parent_[new_slot] = 0;
       action_[new_slot] = a;
       reward_[new_slot] = reuse_value_[b];
@@ -417,31 +525,25 @@ class Tree {
   };
 
   SigmaMap sigma_map(size_t s) const {
-    const int32_t A = A_;  // A local: -fno-strict-aliasing would reload the member per iteration.
-    const size_t e = s * A;
+    const size_t e = s * A_;
     const int32_t* nv = &edge_visits_[e];
     const double* q = &edge_q_[e];
     const double* p = &prior_[e];
-    const uint8_t* legal = &legal_[e];
-    int64_t sum_n = 0;
+    const int32_t* order = &visit_order_[e];
+    const int32_t num_visited = num_visited_[s];
     int32_t max_n = 0;
     double sum_pq = 0.0, sum_p = 0.0;
     double lo = std::numeric_limits<double>::infinity(), hi = -lo;  // Over visited (hence legal) Q.
-    bool any_unvisited = false;
-    for (int32_t a = 0; a < A; ++a) {
-      const int32_t n = nv[a];
-      if (n > 0) {  // Only legal actions are ever visited.
-        sum_n += n;
-        max_n = std::max(max_n, n);
-        sum_pq += p[a] * q[a];
-        sum_p += p[a];
-        lo = std::min(lo, q[a]);
-        hi = std::max(hi, q[a]);
-      } else {
-        any_unvisited |= legal[a] != 0;
-      }
+    for (int32_t i = 0; i < num_visited; ++i) {  // The visited children, in order of first visit.
+      const int32_t a = order[i];
+      max_n = std::max(max_n, nv[a]);
+      sum_pq += p[a] * q[a];
+      sum_p += p[a];
+      lo = std::min(lo, q[a]);
+      hi = std::max(hi, q[a]);
     }
-    return make_sigma_map(s, sum_n, max_n, sum_pq, sum_p, lo, hi, any_unvisited);
+    // An expanded node's visits count itself once plus every visit of a child.
+    return make_sigma_map(s, visits_[s] - 1, max_n, sum_pq, sum_p, lo, hi, num_visited < num_legal_[s]);
   }
 
   // The map from the children statistics of node s (sums over visited children; q_lo/q_hi: range of
@@ -481,63 +583,71 @@ class Tree {
 
   // Gumbel interior: argmax_a pi'(a) - N(a) / (1 + sum N), pi' = softmax_legal(logits + sigma) =
   // prior(a) * exp(sigma(a) - max sigma) / Z. Unvisited actions share sigma(v_mix) and N = 0, so
-  // among them only the largest prior can win: exp is needed once for them and once per visited
-  // child (interior nodes have few). One pass over the children gathers everything; it repeats
-  // sigma_map's statistics inline because this is the hottest loop of the Gumbel rule.
+  // among them only the largest prior can win: that child and the unvisited prior mass are kept per
+  // node (find_best_unvisited), and the loops run over the visited children only (interior nodes
+  // have few; they are visited in prior order), with one exp each plus one for the unvisited ones.
   int32_t select_gumbel_interior(size_t s) {
-    const int32_t A = A_;  // A local: -fno-strict-aliasing would reload the member per iteration.
-    const size_t e = s * A;
-    const uint8_t* legal = &legal_[e];
+    // First selection from this node: every child is unvisited, so the best unvisited one wins.
+    if (num_visited_[s] == 0) return best_unvisited_[s];
+    // The second selection: the softmax deferred by expand() (it also refreshes best_unvisited_).
+    if (!prior_ready_[s]) compute_prior(s, &logit_[s * A_], /*fresh=*/false);
+    return score_gumbel_interior(s);
+  }
+
+  int32_t score_gumbel_interior(size_t s) {
+    const int32_t num_visited = num_visited_[s];
+    const int32_t best_unvisited = best_unvisited_[s];
+    const size_t e = s * A_;
     const int32_t* nv = &edge_visits_[e];
     const double* q = &edge_q_[e];
     const double* p = &prior_[e];
-    int32_t* visited = visited_.data();
-    int32_t num_visited = 0;
-    int64_t sum_n = 0;
+    const int32_t* order = &visit_order_[e];
+    double* gq = gather_q_.data();
+    double* gp = gather_p_.data();
+    int32_t* gn = gather_n_.data();
     int32_t max_n = 0;
     double sum_pq = 0.0, sum_p = 0.0;
     double q_lo = std::numeric_limits<double>::infinity(), q_hi = -q_lo;
-    int32_t best_unvisited = -1;
-    double unvisited_prior = 0.0, best_prior = -1.0;
-    for (int32_t a = 0; a < A; ++a) {
+    for (int32_t i = 0; i < num_visited; ++i) {  // Gather the visited children contiguously.
+      const int32_t a = order[i];
       const int32_t n = nv[a];
-      if (n > 0) {  // Only legal actions are ever visited.
-        visited[num_visited++] = a;
-        sum_n += n;
-        max_n = std::max(max_n, n);
-        sum_pq += p[a] * q[a];
-        sum_p += p[a];
-        q_lo = std::min(q_lo, q[a]);
-        q_hi = std::max(q_hi, q[a]);
-      } else if (legal[a]) {
-        unvisited_prior += p[a];
-        if (p[a] > best_prior) {  // Strict >: the lowest index among equal priors.
-          best_prior = p[a];
-          best_unvisited = a;
-        }
-      }
+      const double qa = q[a], pa = p[a];
+      gq[i] = qa;
+      gp[i] = pa;
+      gn[i] = n;
+      max_n = std::max(max_n, n);
+      sum_pq += pa * qa;
+      sum_p += pa;
+      q_lo = std::min(q_lo, qa);
+      q_hi = std::max(q_hi, qa);
     }
+    const int64_t sum_n = visits_[s] - 1;  // Expanded: its own visit plus one per child visit.
     const SigmaMap m = make_sigma_map(s, sum_n, max_n, sum_pq, sum_p, q_lo, q_hi, best_unvisited >= 0);
     // max sigma over legal actions: an affine map attains it at an end of the completed-Q range.
     const double hi = std::max(m.apply(m.q_lo), m.apply(m.q_hi));
     // Every exp of this node in one batch: the visited children, then the shared unvisited one.
     double* weight = scratch_.data();
-    for (int32_t i = 0; i < num_visited; ++i) weight[i] = m.apply(q[visited[i]]) - hi;
+    for (int32_t i = 0; i < num_visited; ++i) weight[i] = m.apply(gq[i]) - hi;
     weight[num_visited] = m.apply(m.v_mix) - hi;
     fast_exp_batch(weight, weight, num_visited + 1);
-    const double exp_unvisited = best_unvisited >= 0 ? weight[num_visited] : 0.0;
-    double z = unvisited_prior * exp_unvisited;
+    int32_t best = best_unvisited;
+    double best_score = -std::numeric_limits<double>::infinity();
+    double z = 0.0;
+    if (best_unvisited >= 0) {
+      const double exp_unvisited = weight[num_visited];
+      z = unvisited_prior_[s] * exp_unvisited;
+      best_score = p[best_unvisited] * exp_unvisited;  // Divided by z below.
+    }
     for (int32_t i = 0; i < num_visited; ++i) {
-      weight[i] *= p[visited[i]];
+      weight[i] *= gp[i];
       z += weight[i];
     }
     const double inv_z = 1.0 / z;
     const double inv_n = 1.0 / (1.0 + static_cast<double>(sum_n));
-    int32_t best = best_unvisited;
-    double best_score = best_unvisited >= 0 ? best_prior * exp_unvisited * inv_z : -std::numeric_limits<double>::infinity();
+    best_score *= inv_z;
     for (int32_t i = 0; i < num_visited; ++i) {
-      const int32_t a = visited[i];
-      const double score = weight[i] * inv_z - static_cast<double>(nv[a]) * inv_n;
+      const double score = weight[i] * inv_z - static_cast<double>(gn[i]) * inv_n;
+      const int32_t a = order[i];
       if (score > best_score || (score == best_score && a < best)) {  // Ties: lowest index.
         best_score = score;
         best = a;
@@ -649,10 +759,21 @@ class Tree {
   std::vector<int32_t> edge_visits_;    // == visits_[child] (0 if none): mirrored for contiguous scans.
   std::vector<double> edge_q_;          // == Q(node, a) from this node's view; stale while unvisited.
   std::vector<double> prior_;           // Softmax over legal actions (root: after noise); 0 if illegal.
+                                        //   Valid where prior_ready_ (see expand's `lazy`).
+  std::vector<float> logit_;            // Gumbel non-root: the logits kept until compute_prior.
+  std::vector<uint8_t> prior_ready_;    // 1 once prior_ (and the Gumbel bookkeeping) is computed.
   std::vector<uint8_t> legal_;          // 1 for legal actions.
   std::vector<double> qmin_, qmax_;     // [B]: range of every Q backed up in root b's tree (+inf/-inf).
+  std::vector<int32_t> visit_order_;    // [B * N * A]: row s lists node s's visited children in order
+                                        //   of first visit (entries 0 .. num_visited_[s] - 1).
+  std::vector<int32_t> num_visited_;    // Number of visited (= created) children; 0 at expansion.
+  std::vector<int32_t> num_legal_;      // Number of legal actions of an expanded node.
+  std::vector<int32_t> best_unvisited_; // Gumbel, non-root: legal unvisited child with the largest
+                                        //   prior (lowest index among equal), -1 if none.
+  std::vector<double> unvisited_prior_; // Gumbel, non-root: prior mass of the legal unvisited children.
   std::vector<double> scratch_;         // [A + 1]: sigma / weights of the node being scored.
-  std::vector<int32_t> visited_;        // [A]: indices of the visited children of that node.
+  std::vector<double> gather_q_, gather_p_;  // [A]: Q and prior of the visited children being scored.
+  std::vector<int32_t> gather_n_;       // [A]: their visit counts.
 
   // Outputs of the last traverse(), [B] each; the binding exposes them as zero-copy numpy views.
   std::vector<int32_t> out_parent_, out_action_, out_child_;
