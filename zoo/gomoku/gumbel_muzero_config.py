@@ -2,30 +2,11 @@
 
     python -m lzlite.entry --cfg zoo/gomoku/gumbel_muzero_config.py
 """
-from lzlite.config import extend_base
+from lzlite.config import deep_update
+from zoo.gomoku import muzero_config as _muzero
 
-main_config, create_config = extend_base(
-    "gumbel_muzero",
-    dict(
-        exp_name="gomoku_gumbel_muzero",
-        max_env_step=1000000,
-        env=dict(battle_mode="self_play_mode", board_size=9),
-        policy=dict(
-            model=dict(model_type="conv", support_scale=10, observation_shape=[3, 9, 9], action_space_size=81, num_res_blocks=2, num_channels=64,
-                       fc_value_layers=[64], fc_policy_layers=[128]),
-            num_simulations=32, discount_factor=1.0, td_steps=81,
-            max_num_considered_actions=16,
-            collector_env_num=64,
-            n_episode=64,
-            batch_size=256,
-            replay_ratio=0.1,
-            replay_buffer_size=200000,
-            eval_freq=1000,
-            eval_episodes=20,
-            eval_bots=["rule", "alpha_beta"],
-            eval_bot_depth=2,
-            save_ckpt_freq=1000,
-        ),
-    ),
-    dict(env=dict(type="gomoku")),
-)
+main_config = deep_update(_muzero.main_config, dict(
+    exp_name="gomoku_gumbel_muzero",
+    policy=dict(search_rule="gumbel", num_simulations=32, max_num_considered_actions=16),
+))
+create_config = deep_update(_muzero.create_config, dict(policy=dict(type="gumbel_muzero")))
