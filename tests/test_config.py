@@ -172,3 +172,18 @@ def test_cli_bad_config_one_clear_line(tmp_path, content, expected):
     assert r.returncode == 2, r.stderr
     assert expected in r.stderr
     assert "Traceback" not in r.stderr and r.stderr.count("\n") == 1
+
+
+ZOO_CONFIGS = sorted(
+    os.path.relpath(os.path.join(dp, f), REPO)
+    for dp, _, files in os.walk(os.path.join(REPO, "zoo")) for f in files if f.endswith("config.py")
+)
+
+
+@pytest.mark.parametrize("path", ZOO_CONFIGS)
+def test_every_shipped_config_compiles(path):
+    main, create = load_config_file(os.path.join(REPO, path))
+    cfg = compile_config(main, create)
+    assert cfg.exp_name != "default_experiment" and cfg.create.policy.type and cfg.create.env.type
+    if "gumbel" in os.path.basename(path):
+        assert cfg.policy.search_rule == "gumbel" and cfg.create.policy.type == "gumbel_muzero"
