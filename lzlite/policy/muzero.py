@@ -45,7 +45,6 @@ class MuZeroPolicy(Policy):
     def reanalyze_fn(self) -> Optional[Callable[[np.ndarray], Tuple[np.ndarray, Optional[np.ndarray]]]]:
         """Root values of a batch of observations searched with the target model (no root noise)."""
         from lzlite.mcts.search import search as run_search
-        from lzlite.mcts.types import RootOutput  # noqa: F401  (documented type of adapter.initial)
 
         adapter = self._latent_adapter(self.target_model)
         rng = np.random.default_rng(0)
