@@ -1,8 +1,6 @@
 """Play-quality metrics graded by exact solvers: the optimal-move rate over a set of positions."""
 from __future__ import annotations
 
-import json
-import os
 from typing import Any, Optional, Tuple
 
 import numpy as np
@@ -63,30 +61,20 @@ def _num_actions(game_name: str) -> int:
 def graded_positions(game_name: str) -> Tuple[np.ndarray, np.ndarray]:
     """The positions a game's optimal-move rate is measured on, and their optimal moves.
 
-    tictactoe: every reachable non-terminal position (4520), graded by full search. connect4: the
-    positions in zoo/connect4/eval_positions.json (random openings of 10-26 plies, graded by the exact
-    solver; regenerate with zoo/connect4/gen_eval_positions.py).
+    Each game that supports the metric provides ``zoo/<game>/eval_positions.py`` with a
+    ``graded_positions()`` function (tic-tac-toe: every reachable position; Connect Four: a solved set).
 
     Returns:
         (states uint8 [M, state_bytes], optimal bool [M, A]).
     """
-    import zoo
+    import importlib
 
-    game = zoo.make_batch_game(game_name)
-    if game_name == "tictactoe":
-        states = reachable_positions(game)
-        return states, optimal_move_mask(game_name, states)
-    if game_name == "connect4":
-        path = os.path.join(os.path.dirname(zoo.__file__), "connect4", "eval_positions.json")
-        with open(path, encoding="utf-8") as f:
-            items = json.load(f)["positions"]
-        states = np.stack([game.parse(item["position"]) for item in items])
-        optimal = np.zeros((len(items), game.num_actions), dtype=bool)
-        for i, item in enumerate(items):
-            optimal[i, item["optimal"]] = True
-        return states, optimal
-    raise ValueError(f"no graded positions for '{game_name}' (known: tictactoe, connect4); "
-                     f"set eval_optimal_move_rate=False")
+    try:
+        module = importlib.import_module(f"zoo.{game_name}.eval_positions")
+    except ModuleNotFoundError:
+        raise ValueError(f"game '{game_name}' has no graded positions (zoo/{game_name}/eval_positions.py); "
+                         f"set eval_optimal_move_rate=False") from None
+    return module.graded_positions()
 
 
 def optimal_move_rate(policy: Any, game_name: str, states: np.ndarray, optimal: np.ndarray,
