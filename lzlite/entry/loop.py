@@ -184,7 +184,7 @@ def _local_batch(batch_size: int, world_size: int) -> int:
 def _headline(stats: Dict[str, float]) -> Dict[str, float]:
     keep = {}
     for k, v in stats.items():
-        if k.endswith(("/win", "/loss")) or k == "eval/mean_return":
+        if k.endswith(("/win", "/loss")) or k in ("mean_return", "optimal_move_rate"):
             keep[k.replace("/", "_")] = round(v, 3)
     return keep
 

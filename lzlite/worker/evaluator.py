@@ -118,5 +118,5 @@ class Evaluator:
             out = self.policy.act(venv, running, rng, mode="eval")
             rewards, _ = venv.step(out.action, running)
             returns[running] += rewards
-        return {"eval/mean_return": float(returns.mean()), "eval/min_return": float(returns.min()),
-                "eval/max_return": float(returns.max())}
+        return {"mean_return": float(returns.mean()), "min_return": float(returns.min()),
+                "max_return": float(returns.max())}

@@ -298,4 +298,4 @@ def test_cartpole_unizero_reaches_400(tmp_path):
     main, create = load_config_file(os.path.join(os.path.dirname(__file__), "..", "..", "zoo", "cartpole",
                                                  "unizero_config.py"))
     policy = train_unizero_segment([main, create], seed=0, run_dir=str(tmp_path), progress=False)
-    assert policy.final_eval["eval/mean_return"] >= 400
+    assert policy.final_eval["mean_return"] >= 400
