@@ -8,7 +8,7 @@ main_config, create_config = extend_base(
     "muzero",
     dict(
         exp_name="cartpole_muzero",
-        max_env_step=60000,
+        max_env_step=15000,
         env=dict(env_id="CartPole-v1", max_episode_steps=500),
         policy=dict(
             model=dict(model_type="mlp", observation_shape=[4], action_space_size=2, latent_state_dim=64,
