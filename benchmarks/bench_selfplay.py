@@ -26,7 +26,7 @@ import statistics
 import time
 from typing import Any, Callable, Dict, List
 
-import numpy as np
+
 import torch
 
 from lzlite.config import compile_config, extend_base

@@ -14,7 +14,7 @@ Segments longer than the capacity are refused.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Callable, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 from easydict import EasyDict

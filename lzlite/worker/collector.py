@@ -67,6 +67,18 @@ class Collector:
                 self.venv.reset(active[done])
                 plies[np.isin(idx, active[done])] = 0
 
+    def _search_step(self, idx: np.ndarray, ply: np.ndarray, temperature: float) -> Tuple[Any, np.ndarray, np.ndarray]:
+        """One batched search for games ``idx`` (at plies ``ply``): (SearchOutput, action [n], policy target [n, A]).
+
+        With ``temperature_moves >= 0`` (AlphaZero style) games past that ply play the most visited move.
+        """
+        out = self.policy.act(self.venv, idx, self.rng, mode="collect", temperature=temperature)
+        action = out.action.copy()
+        if int(self.cfg.temperature_moves) >= 0:
+            greedy = ply >= int(self.cfg.temperature_moves)
+            action[greedy] = np.argmax(out.visit_counts[greedy], axis=1)
+        return out, action, self.policy.policy_target(out)
+
     def collect(self, n_episode: Optional[int] = None, train_iter: int = 0) -> Tuple[List[GameSegment], Dict[str, float]]:
         """Play ``n_episode`` full episodes; return their GameSegments and statistics."""
         venv, policy = self.venv, self.policy
@@ -74,7 +86,6 @@ class Collector:
         n = venv.num_envs
         A = venv.num_actions
         temperature = policy.collect_temperature(train_iter)
-        temperature_moves = int(self.cfg.temperature_moves)
         seg_len = self.cfg.game_segment_length
         venv.reset()
         self._random_opening(np.arange(n))
@@ -94,12 +105,7 @@ class Collector:
             obs = venv.observe()[idx]
             legal = venv.legal_mask()[idx]
             to_play = venv.to_play()[idx]
-            out = policy.act(venv, idx, self.rng, mode="collect", temperature=temperature)
-            action = out.action.copy()
-            if temperature_moves >= 0:  # AlphaZero-style: sample early, then play the most visited move
-                greedy = ply[idx] >= temperature_moves
-                action[greedy] = np.argmax(out.visit_counts[greedy], axis=1)
-            target = policy.policy_target(out)
+            out, action, target = self._search_step(idx, ply[idx], temperature)
             rewards, done = venv.step(action, idx)
             steps += len(idx)
             for j, i in enumerate(idx.tolist()):

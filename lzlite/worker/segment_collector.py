@@ -92,7 +92,6 @@ class SegmentCollector(Collector):
             self._current = [self._new_segment() for _ in range(venv.num_envs)]
             self._started = True
         temperature = policy.collect_temperature(train_iter)
-        temperature_moves = int(self.cfg.temperature_moves)
         finished: List[PaddedGameSegment] = []
         returns, lengths = [], []
         t0 = time.perf_counter()
@@ -102,12 +101,7 @@ class SegmentCollector(Collector):
             obs = venv.observe()
             legal = venv.legal_mask()
             to_play = venv.to_play()
-            out = policy.act(venv, idx, self.rng, mode="collect", temperature=temperature)
-            action = out.action.copy()
-            if temperature_moves >= 0:  # sample early in a game, then play the most visited move
-                greedy = self._ply >= temperature_moves
-                action[greedy] = np.argmax(out.visit_counts[greedy], axis=1)
-            target = policy.policy_target(out)
+            out, action, target = self._search_step(idx, self._ply, temperature)
             rewards, done = venv.step(action, idx)
             final_obs = venv.observe()  # the state after the move (terminal boards / last CartPole obs)
             steps += len(idx)
