@@ -26,7 +26,7 @@ from easydict import EasyDict
 # Imported for their registrations: this policy names them as its defaults.
 import lzlite.buffer.unizero_buffer  # noqa: F401  ('unizero_buffer')
 import lzlite.model.unizero  # noqa: F401  ('UniZeroModel')
-import lzlite.worker.segment_collector  # noqa: F401  ('segment_collector')  # noqa: F401  (registers the collector and buffer)
+import lzlite.worker.segment_collector  # noqa: F401  ('segment_collector')
 from lzlite.mcts.search import search as run_search
 from lzlite.policy.base import Policy
 from lzlite.registry import POLICY_REGISTRY
