@@ -26,7 +26,6 @@ import statistics
 import time
 from typing import Any, Callable, Dict, List
 
-
 import torch
 
 from lzlite.config import compile_config, extend_base
