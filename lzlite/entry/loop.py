@@ -196,9 +196,8 @@ def _save(ckpt_dir, policy, learner, collector, buffer, rng, env_steps) -> None:
         counters=dict(env_steps=env_steps, episodes=collector.episodes, train_iter=learner.train_iter),
         rng=dict(sample=rng.bit_generator.state, collect=collector.rng.bit_generator.state,
                  torch=torch.get_rng_state()),
+        buffer=buffer.state_dict(),  # so --resume continues exactly, sampling included
     )
-    if hasattr(buffer, "state_dict"):
-        state["buffer"] = buffer.state_dict()
     save_checkpoint(os.path.join(ckpt_dir, "last.pt"), state)
 
 
