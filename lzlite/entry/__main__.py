@@ -105,4 +105,12 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        # Under torchrun, gloo's worker threads can abort the interpreter's own teardown ("terminate
+        # called without an active exception") after a finished run; everything is written and the
+        # process group destroyed by now, so leave without it.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
