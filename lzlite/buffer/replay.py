@@ -28,6 +28,8 @@ __all__ = ["Batch", "ReplayBuffer", "PrioritizedReplayBuffer", "ReanalyzeFn"]
 
 # reanalyze_fn(obs [M, *obs_shape]) -> (values [M], policies [M, A] or None)
 ReanalyzeFn = Callable[[np.ndarray], Tuple[np.ndarray, Optional[np.ndarray]]]
+# bootstrap_fn(obs [M, *obs_shape]) -> values [M]
+BootstrapFn = Callable[[np.ndarray], np.ndarray]
 
 
 @dataclass
@@ -265,6 +267,7 @@ class ReplayBuffer:
         batch_size: Optional[int] = None,
         rng: Optional[np.random.Generator] = None,
         reanalyze_fn: Optional[ReanalyzeFn] = None,
+        bootstrap_fn: Optional[BootstrapFn] = None,
     ) -> Batch:
         """Sample a minibatch (with replacement) and build its targets.
 
@@ -277,6 +280,10 @@ class ReplayBuffer:
                 their in-episode bootstrap values v_{t+k+n} and, with ``reanalyze_policy``, their
                 policy targets at real steps replaced by its outputs. Terminal and cut-end bootstraps
                 are never reanalysed.
+            bootstrap_fn: optional ``fn(obs [M, *obs_shape]) -> values [M]`` called once per batch on
+                every in-episode bootstrap position: fresh bootstrap values v_{t+k+n} (e.g. the target
+                network's value, LightZero's default) instead of the root values stored at collection.
+                Rows ``reanalyze_fn`` covers are then overwritten by its (search) values.
 
         Returns:
             A ``Batch``.
@@ -302,6 +309,12 @@ class ReplayBuffer:
         boot_value = self._value[boot % self.capacity]
         policy = T.gather_unrolled(self._policy, pos, mask, 0.0)
 
+        if bootstrap_fn is not None and inside.any():
+            uniq, inv = np.unique(boot[inside], return_inverse=True)
+            values = np.asarray(bootstrap_fn(self._obs[uniq % self.capacity]), dtype=np.float32)
+            if values.shape != uniq.shape:
+                raise ValueError(f"bootstrap_fn returned values of shape {values.shape}, expected {uniq.shape}")
+            boot_value[inside] = values[inv]
         if reanalyze_fn is not None and c.reanalyze_ratio > 0:
             m = int(round(c.reanalyze_ratio * Bt))
             if m > 0:

@@ -181,14 +181,14 @@ class UniZeroBuffer(ReplayBuffer):
         return self._tree.sample(batch_size, rng), np.ones(batch_size, dtype=np.float32)
 
     def sample(self, batch_size: Optional[int] = None, rng: Optional[np.random.Generator] = None,
-               reanalyze_fn: Optional[Any] = None) -> SegmentBatch:
+               reanalyze_fn: Optional[Any] = None, bootstrap_fn: Optional[Any] = None) -> SegmentBatch:
         """Sample Bt segments of K + 1 states with their targets (see ``ReplayBuffer.sample``).
 
         Returns:
             A :class:`SegmentBatch`: the Batch fields plus ``obs_seq`` [Bt, K+1, *obs_shape],
             ``mask_state`` [Bt, K+1] and ``reanalyze_count`` [Bt].
         """
-        batch = super().sample(batch_size, rng, reanalyze_fn)
+        batch = super().sample(batch_size, rng, reanalyze_fn, bootstrap_fn)
         K = int(self.cfg.num_unroll_steps)
         start = batch.indices
         end = self._end[start % self.capacity]

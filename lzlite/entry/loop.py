@@ -141,10 +141,12 @@ def train(
             n_updates = 0  # too little data for one minibatch yet (on some rank): keep collecting
         lstats: Dict[str, float] = {}
         reanalyze = policy.reanalyze_fn() if pcfg.reanalyze_ratio > 0 else None
+        bootstrap = policy.bootstrap_fn()  # None: bootstrap from the root values stored at collection
         for _ in range(n_updates):
             if learner.train_iter >= max_train_iter:
                 break
-            batch = buffer.sample(_local_batch(pcfg.batch_size, world_size), sample_rng, reanalyze_fn=reanalyze)
+            batch = buffer.sample(_local_batch(pcfg.batch_size, world_size), sample_rng, reanalyze_fn=reanalyze,
+                                  bootstrap_fn=bootstrap)
             lstats = learner.train(batch)
             if pcfg.use_priority and learner.last_priorities is not None:
                 buffer.update_priorities(batch.indices, learner.last_priorities)

@@ -52,6 +52,9 @@ class AlphaZeroPolicy(Policy):
     def _hook_root_input(self, venv: Any, idx: np.ndarray) -> Any:
         return np.ascontiguousarray(venv.states[idx])
 
+    def _hook_target_value(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.target_model(obs)[1]
+
     def _hook_loss(self, batch: Any) -> Tuple[torch.Tensor, Dict[str, float], Optional[np.ndarray]]:
         obs = self.to_tensor(batch.obs)
         target_pi = self.to_tensor(batch.target_policy[:, 0])

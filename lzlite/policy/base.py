@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
 import torch
@@ -105,6 +105,8 @@ class Policy:
             priority_prob_alpha=0.6,  # prioritized replay exponent alpha
             priority_prob_beta=0.4,  # importance-sampling exponent beta
             reanalyze_ratio=0.0,  # fraction of each batch whose bootstrap values are recomputed by search
+            value_bootstrap="stored",  # n-step targets bootstrap from: 'stored' (root value at collection) or
+            #                  'target_network' (the target net's value, recomputed every minibatch; LightZero's way)
             num_unroll_steps=5,  # K: dynamics unroll steps in training (0 for AlphaZero)
             td_steps=9,  # n of the n-step value target
             value_loss_weight=0.25,  # weight of the value loss
@@ -145,6 +147,11 @@ class Policy:
         self.target_model = copy.deepcopy(self.model).eval()
         for p in self.target_model.parameters():
             p.requires_grad_(False)
+        if cfg.value_bootstrap not in ("stored", "target_network"):
+            raise ValueError(f"policy.value_bootstrap must be 'stored' or 'target_network', got {cfg.value_bootstrap!r}")
+        if cfg.value_bootstrap == "target_network" and type(self)._hook_target_value is Policy._hook_target_value:
+            raise ValueError(f"policy.value_bootstrap='target_network' is not supported by {type(self).__name__} "
+                             f"(it has no _hook_target_value); use 'stored'")
         self.search_cfg = search_config_from_policy(cfg, value_sign)
         self.eval_search_cfg = self.search_cfg
         self._adapters: Dict[str, Any] = {}
@@ -219,6 +226,18 @@ class Policy:
         """A function obs -> (values, policies) recomputed with the target model, or None."""
         return None
 
+    def bootstrap_fn(self) -> Optional[Callable[[np.ndarray], np.ndarray]]:
+        """``value_bootstrap='target_network'``: obs [M, ...] -> the target network's values [M]; else None."""
+        if self.cfg.value_bootstrap != "target_network":
+            return None
+
+        def fn(obs: np.ndarray) -> np.ndarray:
+            self.target_model.eval()
+            with torch.inference_mode():
+                return self._hook_target_value(self.to_tensor(obs)).view(-1).float().cpu().numpy()
+
+        return fn
+
     # ------------------------------------------------------------------- state
     def state_dict(self) -> Dict[str, Any]:
         return {"model": self._unwrap(self.model).state_dict(), "target_model": self.target_model.state_dict()}
@@ -248,6 +267,10 @@ class Policy:
     def _hook_policy_target(self, out: Any) -> np.ndarray:
         visits = out.visit_counts.astype(np.float32)
         return visits / np.maximum(visits.sum(axis=1, keepdims=True), 1.0)
+
+    def _hook_target_value(self, obs: torch.Tensor) -> torch.Tensor:
+        """Scalar values [M] of observations under the target network (for value_bootstrap='target_network')."""
+        raise NotImplementedError
 
     def _hook_loss(self, batch: Any) -> Tuple[torch.Tensor, Dict[str, float], Optional[np.ndarray]]:
         raise NotImplementedError

@@ -58,6 +58,9 @@ class MuZeroPolicy(Policy):
 
         return fn
 
+    def _hook_target_value(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.target_model.to_scalar(self.target_model.initial_inference(obs).value)
+
     def _value_loss(self, head: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         model = self._unwrap(self.model)
         if model.categorical_distribution:

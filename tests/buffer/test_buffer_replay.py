@@ -180,6 +180,38 @@ def test_reanalyze_ratio_covers_only_a_fraction_and_values_only():
     assert seen[0] == len(set((t[:4] + 1)[t[:4] + 1 < 8]))
 
 
+def test_bootstrap_fn_replaces_stored_values_inside_episodes():
+    # Two-player cut segment (sign -1, gamma 1): rewards r_t = t, stored v_t = 10 + t, cut-end value 7.
+    rewards, values = [float(t) for t in range(6)], [10.0 + t for t in range(6)]
+    buf = ReplayBuffer(dict(replay_buffer_size=100, num_unroll_steps=2, td_steps=2, discount_factor=1.0,
+                            value_sign=-1, reanalyze_ratio=0.34, reanalyze_policy=False))
+    buf.push_segments([tagged_segment(0, rewards, values, done=False, bootstrap_value=7.0)])
+    calls = []
+
+    def fresh(obs):  # a "target network": 100 + t for the observation (0, t)
+        calls.append(obs[:, 1].astype(int).tolist())
+        return 100.0 + obs[:, 1]
+
+    batch = buf.sample(6, np.random.default_rng(3), reanalyze_fn=lambda o: (np.full(len(o), -50.0), None),
+                       bootstrap_fn=fresh)
+    assert len(calls) == 1 and len(calls[0]) == len(set(calls[0]))  # one batched call, each position once
+    assert all(b < 6 for b in calls[0])  # the cut end's stored bootstrap (t = 6) is never recomputed
+    starts = batch.obs[:, 1].astype(int)
+    for row, t in enumerate(starts):
+        for k in range(3):
+            p = t + k
+            if p > 6:
+                expect = 0.0
+            elif p + 2 < 6:  # in-episode bootstrap: fresh value, or the search's for the reanalysed rows
+                boot = -50.0 if row < 2 else 100.0 + p + 2
+                expect = rewards[p] - rewards[p + 1] + boot
+            else:  # bootstrap at the cut end: stored value 7 after the remaining rewards
+                expect = sum((-1.0) ** i * rewards[p + i] for i in range(6 - p)) + (-1.0) ** (6 - p) * 7.0
+            assert batch.target_value[row, k] == pytest.approx(expect), (row, t, k)
+    with pytest.raises(ValueError, match="bootstrap_fn returned values of shape"):
+        buf.sample(4, np.random.default_rng(0), bootstrap_fn=lambda o: np.zeros(len(o) + 1))
+
+
 def test_registry_and_config():
     assert BUFFER_REGISTRY.get("game_buffer") is ReplayBuffer
     cfg = ReplayBuffer.default_config()
