@@ -26,8 +26,8 @@ from lzlite.registry import BUFFER_REGISTRY
 
 __all__ = ["Batch", "ReplayBuffer", "PrioritizedReplayBuffer", "ReanalyzeFn"]
 
-# reanalyze_fn(obs [M, *obs_shape]) -> (values [M], policies [M, A] or None)
-ReanalyzeFn = Callable[[np.ndarray], Tuple[np.ndarray, Optional[np.ndarray]]]
+# reanalyze_fn(obs [M, *obs_shape], legal_mask bool [M, A]) -> (values [M], policies [M, A] or None)
+ReanalyzeFn = Callable[[np.ndarray, np.ndarray], Tuple[np.ndarray, Optional[np.ndarray]]]
 # bootstrap_fn(obs [M, *obs_shape]) -> values [M]
 BootstrapFn = Callable[[np.ndarray], np.ndarray]
 
@@ -274,7 +274,8 @@ class ReplayBuffer:
         Args:
             batch_size: Bt (default ``cfg.batch_size``); at most ``num_transitions``.
             rng: the generator that draws positions and padding actions (required: explicit seeding).
-            reanalyze_fn: optional ``fn(obs [M, *obs_shape]) -> (values [M], policies [M, A] or None)``
+            reanalyze_fn: optional ``fn(obs [M, *obs_shape], legal_mask [M, A]) -> (values [M], policies
+                [M, A] or None)``
                 called once per batch when ``reanalyze_ratio > 0``: the first
                 ``round(reanalyze_ratio * Bt)`` rows (a random subset, as rows are drawn at random) get
                 their in-episode bootstrap values v_{t+k+n} and, with ``reanalyze_policy``, their
@@ -365,7 +366,8 @@ class ReplayBuffer:
             return
         # Bootstrap and unroll positions overlap when n <= K: search each position once.
         uniq, inv = np.unique(need, return_inverse=True)
-        values, policies = fn(self._obs[uniq % self.capacity])
+        ring = uniq % self.capacity
+        values, policies = fn(self._obs[ring], self._legal[ring])
         M = uniq.size
         values = np.asarray(values, dtype=np.float32)
         if values.shape != (M,):

@@ -223,7 +223,7 @@ class Policy:
         """Called by the training loop after each collect's segments are pushed (default: nothing)."""
 
     def reanalyze_fn(self) -> Optional[Any]:
-        """A function obs -> (values, policies) recomputed with the target model, or None."""
+        """A function (obs, legal_mask) -> (values, policies) recomputed with the target model, or None."""
         return None
 
     def bootstrap_fn(self) -> Optional[Callable[[np.ndarray], np.ndarray]]:

@@ -1,6 +1,7 @@
 """MuZero and Gumbel MuZero: a learned model searched in latent space."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
@@ -42,19 +43,22 @@ class MuZeroPolicy(Policy):
     def _hook_root_input(self, venv: Any, idx: np.ndarray) -> Any:
         return self.to_tensor(venv.observe()[idx])
 
-    def reanalyze_fn(self) -> Optional[Callable[[np.ndarray], Tuple[np.ndarray, Optional[np.ndarray]]]]:
-        """Root values of a batch of observations searched with the target model (no root noise)."""
+    def reanalyze_fn(self) -> Optional[Callable[[np.ndarray, np.ndarray], Tuple[np.ndarray, Optional[np.ndarray]]]]:
+        """Root values and policy targets of stored positions searched again with the target model.
+
+        MuZero Reanalyse: no root noise, the stored legal masks at the root.
+        """
         from lzlite.mcts.search import search as run_search
 
         adapter = self._latent_adapter(self.target_model)
         rng = np.random.default_rng(0)
 
-        def fn(obs: np.ndarray) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+        def fn(obs: np.ndarray, legal_mask: np.ndarray) -> Tuple[np.ndarray, Optional[np.ndarray]]:
             with torch.inference_mode():
                 adapter.prepare(len(obs), self.search_cfg.num_simulations + 1)
-                root = adapter.initial(self.to_tensor(obs))
+                root = dataclasses.replace(adapter.initial(self.to_tensor(obs)), legal_mask=np.asarray(legal_mask, bool))
                 out = run_search(adapter, root, self.search_cfg, rng, add_noise=False)
-            return out.root_value.astype(np.float32), None
+            return out.root_value.astype(np.float32), self.policy_target(out)
 
         return fn
 

@@ -156,15 +156,12 @@ class UniZeroPolicy(Policy):
         self._last_reanalyze_iter = int(train_iter)
         self.last_reanalyze = buffer.reanalyze_segments(self.search_targets, int(self.cfg.reanalyze_num_segments))
 
-    def reanalyze_fn(self) -> Optional[Callable[[np.ndarray], Tuple[np.ndarray, Optional[np.ndarray]]]]:
-        """Per-minibatch reanalyze (``reanalyze_ratio > 0``): bootstrap values by target-network search.
+    def reanalyze_fn(self) -> Optional[Callable[[np.ndarray, np.ndarray], Tuple[np.ndarray, Optional[np.ndarray]]]]:
+        """Per-minibatch reanalyze (``reanalyze_ratio > 0``): bootstrap values by target-network search
+        from the stored positions (their legal masks at the root); values only."""
 
-        The buffer passes observations only, so all actions count as legal and only values are returned.
-        """
-        A = self._unwrap(self.model).action_space_size
-
-        def fn(obs: np.ndarray) -> Tuple[np.ndarray, Optional[np.ndarray]]:
-            values, _ = self.search_targets(obs, np.ones((len(obs), A), bool))
+        def fn(obs: np.ndarray, legal_mask: np.ndarray) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+            values, _ = self.search_targets(obs, np.asarray(legal_mask, bool))
             return values, None
 
         return fn

@@ -135,7 +135,8 @@ def test_reanalyze_called_once_with_right_obs():
     buf.push_segments([tagged_segment(0, rewards, values)])
     calls = []
 
-    def fn(obs):
+    def fn(obs, legal):
+        assert legal.shape == (len(obs), A) and legal.all()  # the stored masks (all legal in these games)
         calls.append(obs.copy())
         t = obs[:, 1]
         pol = np.zeros((len(t), A), np.float32)
@@ -170,7 +171,7 @@ def test_reanalyze_ratio_covers_only_a_fraction_and_values_only():
                             reanalyze_ratio=0.5, reanalyze_policy=False))
     buf.push_segments([tagged_segment(0, rewards, values)])
     seen = []
-    batch = buf.sample(8, np.random.default_rng(4), reanalyze_fn=lambda o: (seen.append(len(o)) or
+    batch = buf.sample(8, np.random.default_rng(4), reanalyze_fn=lambda o, lg: (seen.append(len(o)) or
                                                                            np.full(len(o), 5.0), None))
     assert len(seen) == 1
     t = batch.obs[:, 1].astype(int)
@@ -178,6 +179,28 @@ def test_reanalyze_ratio_covers_only_a_fraction_and_values_only():
     expect[:4] = np.where(t[:4] + 1 < 8, 5.0, 0.0)  # the first half of the batch is reanalysed
     np.testing.assert_allclose(batch.target_value[:, 0], expect)
     assert seen[0] == len(set((t[:4] + 1)[t[:4] + 1 < 8]))
+
+
+def test_reanalyze_fn_gets_each_positions_stored_legal_mask():
+    seg = GameSegment(A)
+    for t in range(6):
+        legal = np.zeros(A, bool)
+        legal[t % A] = legal[(t + 2) % A] = True
+        seg.append(np.array([0, t], np.float32), action=t % A, reward=0.0, to_play=-1, legal_mask=legal,
+                   root_value=0.0, policy=legal / 2.0)
+    seg.close(np.array([0, 6], np.float32), done=True)
+    buf = ReplayBuffer(dict(replay_buffer_size=50, num_unroll_steps=2, td_steps=1, discount_factor=1.0,
+                            reanalyze_ratio=1.0))
+    buf.push_segments([seg])
+    got = {}
+
+    def fn(obs, legal):
+        for o, lg in zip(obs, legal):
+            got[int(o[1])] = np.flatnonzero(lg).tolist()
+        return np.zeros(len(obs), np.float32), legal / legal.sum(1, keepdims=True)
+
+    buf.sample(6, np.random.default_rng(0), reanalyze_fn=fn)
+    assert got and all(v == sorted({t % A, (t + 2) % A}) for t, v in got.items())
 
 
 def test_bootstrap_fn_replaces_stored_values_inside_episodes():
@@ -192,7 +215,7 @@ def test_bootstrap_fn_replaces_stored_values_inside_episodes():
         calls.append(obs[:, 1].astype(int).tolist())
         return 100.0 + obs[:, 1]
 
-    batch = buf.sample(6, np.random.default_rng(3), reanalyze_fn=lambda o: (np.full(len(o), -50.0), None),
+    batch = buf.sample(6, np.random.default_rng(3), reanalyze_fn=lambda o, lg: (np.full(len(o), -50.0), None),
                        bootstrap_fn=fresh)
     assert len(calls) == 1 and len(calls[0]) == len(set(calls[0]))  # one batched call, each position once
     assert all(b < 6 for b in calls[0])  # the cut end's stored bootstrap (t = 6) is never recomputed
@@ -252,4 +275,4 @@ def test_bad_inputs_give_clear_errors():
     rb = ReplayBuffer(dict(replay_buffer_size=20, reanalyze_ratio=1.0, td_steps=1))
     rb.push_segments([tagged_segment(0, [1, 2, 3], [0, 0, 0])])
     with pytest.raises(ValueError, match="reanalyze_fn returned values of shape"):
-        rb.sample(2, rng, reanalyze_fn=lambda o: (np.zeros(len(o) + 1), None))
+        rb.sample(2, rng, reanalyze_fn=lambda o, lg: (np.zeros(len(o) + 1), None))

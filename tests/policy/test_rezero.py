@@ -229,7 +229,7 @@ def test_flag_off_equals_muzero_reanalyze_fn():
     rng = np.random.default_rng(1)
     buf = ReplayBuffer(dict(replay_buffer_size=200, value_sign=-1))
     segs = []
-    for _ in range(6):  # MuZero's reanalyze_fn searches with every action legal at the root, so store that
+    for _ in range(6):
         seg = GameSegment(9)
         for t in range(5):
             seg.append(rng.integers(0, 2, (3, 3, 3)).astype(np.float32), action=int(rng.integers(9)), reward=0.0,
@@ -239,7 +239,8 @@ def test_flag_off_equals_muzero_reanalyze_fn():
     buf.push_segments(segs)
     first, end = buf.live_segments()
     pos = np.concatenate([np.arange(f, e) for f, e in zip(first, end)])
-    expect, _ = policy.reanalyze_fn()(buf.read_rows(pos)["obs"])
+    rows = buf.read_rows(pos)
+    expect, _ = policy.reanalyze_fn()(rows["obs"], rows["legal_mask"])
     stats = policy.reanalyze_buffer(buf, backward_view=False)
     np.testing.assert_allclose(buf.read_rows(pos)["root_value"], expect, rtol=1e-5, atol=1e-6)
     assert stats.rows_per_position == 1 + 8

@@ -77,3 +77,21 @@ def test_train_muzero_with_target_network_bootstrap(tmp_path, monkeypatch):
     assert train_iter > 0 and len(calls) == train_iter  # one batched target-network call per minibatch
     assert all(0 < n <= 32 * 4 for n in calls)  # at most one row per (sample, unroll step)
     assert abs(sum(policy.final_eval[f"random/{k}"] for k in ("win", "draw", "loss")) - 1.0) < 1e-6
+
+
+def test_muzero_reanalyze_fn_searches_with_the_stored_legal_masks():
+    policy = _policy("muzero", num_simulations=6)
+    torch.manual_seed(1)
+    with torch.no_grad():
+        for p in policy.target_model.parameters():
+            p.add_(0.3 * torch.randn_like(p))
+    obs = _obs(12, seed=2)
+    rng = np.random.default_rng(3)
+    legal = rng.random((12, 9)) < 0.4
+    legal[np.arange(12), rng.integers(0, 9, 12)] = True  # at least one legal move per row
+    values, pols = policy.reanalyze_fn()(obs, legal)
+    assert values.shape == (12,) and pols.shape == (12, 9)
+    np.testing.assert_array_equal(pols[~legal], 0.0)  # visits only ever go to legal moves
+    np.testing.assert_allclose(pols.sum(1), 1.0, rtol=1e-5)
+    _, pols_all = policy.reanalyze_fn()(obs, np.ones((12, 9), bool))
+    assert (pols_all[~legal] > 0).any()  # with every move legal the same search does visit them
