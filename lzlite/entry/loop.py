@@ -13,10 +13,11 @@ from typing import Any, Dict, Optional, Sequence
 import numpy as np
 import torch
 
+from lzlite.buffer.augment import SymmetryAugmenter
 from lzlite.config import ConfigError, compile_config, save_config
 from lzlite.entry.utils import calculate_update_per_collect, set_global_seed
 from lzlite.envs.vector import make_vector_env
-from lzlite.registry import (BUFFER_REGISTRY, COLLECTOR_REGISTRY, EVALUATOR_REGISTRY, POLICY_REGISTRY)
+from lzlite.registry import (BUFFER_REGISTRY, COLLECTOR_REGISTRY, ENV_REGISTRY, EVALUATOR_REGISTRY, POLICY_REGISTRY)
 from lzlite.worker.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from lzlite.worker.learner import Learner
 
@@ -49,7 +50,11 @@ def build_components(cfg: Any, model: Optional[torch.nn.Module] = None) -> Dict[
     bcfg = {k: pcfg[k] for k in buffer_cls.default_config() if k in pcfg}
     bcfg.update(value_sign=int(venv.value_sign), return_obs_unroll=pcfg.ssl_loss_weight > 0)
     buffer = buffer_cls(bcfg)
-    return dict(policy=policy, venv=venv, collector=collector, evaluator=evaluator, buffer=buffer, rng=rng)
+    augment = None
+    if pcfg.symmetry_augmentation:
+        augment = SymmetryAugmenter.for_env(ENV_REGISTRY.get(env_type), venv.obs_shape, venv.num_actions)
+    return dict(policy=policy, venv=venv, collector=collector, evaluator=evaluator, buffer=buffer, rng=rng,
+                augment=augment)
 
 
 def train(
@@ -99,6 +104,7 @@ def train(
 
     parts = build_components(cfg, model)
     policy, collector, evaluator, buffer = parts["policy"], parts["collector"], parts["evaluator"], parts["buffer"]
+    augment = parts["augment"]
     learner = Learner(policy, cfg.policy, max_train_iter=min(max_train_iter, 10**7))
     if world_size > 1:
         # the whole loss is one DDP forward (MuZero unrolls call model methods, not forward); the
@@ -147,6 +153,8 @@ def train(
                 break
             batch = buffer.sample(_local_batch(pcfg.batch_size, world_size), sample_rng, reanalyze_fn=reanalyze,
                                   bootstrap_fn=bootstrap)
+            if augment is not None:  # a random board symmetry per row (drawn from sample_rng: resume stays exact)
+                batch = augment(batch, sample_rng)
             lstats = learner.train(batch)
             if pcfg.use_priority and learner.last_priorities is not None:
                 buffer.update_priorities(batch.indices, learner.last_priorities)

@@ -38,6 +38,9 @@ class BoardGameEnv(BaseEnv):
     """
 
     game_name: str = ""  # set by the subclass: a name in zoo.GAME_NAMES
+    #: board symmetry group the rules are invariant under, for symmetry augmentation
+    #: (lzlite/buffer/augment.py): 'dihedral' (8 rotations/reflections), 'mirror' (left-right) or None
+    symmetry: Optional[str] = None
 
     @classmethod
     def default_config(cls) -> EasyDict:

@@ -105,6 +105,8 @@ class Policy:
             priority_prob_alpha=0.6,  # prioritized replay exponent alpha
             priority_prob_beta=0.4,  # importance-sampling exponent beta
             reanalyze_ratio=0.0,  # fraction of each batch whose bootstrap values are recomputed by search
+            symmetry_augmentation=False,  # train on a random board symmetry of each sampled position (the
+            #                       env's `symmetry`: tictactoe/gomoku 8 rotations+reflections, connect4 mirror)
             value_bootstrap="stored",  # n-step targets bootstrap from: 'stored' (root value at collection) or
             #                  'target_network' (the target net's value, recomputed every minibatch; LightZero's way)
             num_unroll_steps=5,  # K: dynamics unroll steps in training (0 for AlphaZero)

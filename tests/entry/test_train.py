@@ -48,18 +48,51 @@ def test_seeded_runs_are_reproducible(tmp_path):
     assert not all(torch.equal(x, y) for x, y in zip(_params(a), _params(c)))
 
 
-@pytest.mark.parametrize("algo, entry", [ALGOS[0], ALGOS[1]])
-def test_resume_continues_exactly(tmp_path, algo, entry):
+@pytest.mark.parametrize("algo, entry, extra", [
+    (*ALGOS[0], {}), (*ALGOS[1], {}),
+    (*ALGOS[1], dict(symmetry_augmentation=True, value_bootstrap="target_network")),  # both draw on resumed state
+])
+def test_resume_continues_exactly(tmp_path, algo, entry, extra):
     # one uninterrupted run of two collects ...
-    full = entry(tiny_config(algo), seed=1, max_env_step=100, run_dir=str(tmp_path / "full"), progress=False)
+    full = entry(tiny_config(algo, **extra), seed=1, max_env_step=100, run_dir=str(tmp_path / "full"), progress=False)
     # ... equals one collect, a stop, and a resumed second collect
-    entry(tiny_config(algo), seed=1, max_env_step=50, run_dir=str(tmp_path / "split"), progress=False)
+    entry(tiny_config(algo, **extra), seed=1, max_env_step=50, run_dir=str(tmp_path / "split"), progress=False)
     first = load_checkpoint(str(tmp_path / "split" / "ckpt" / "last.pt"))
-    resumed = entry(tiny_config(algo), seed=1, max_env_step=100, run_dir=str(tmp_path / "split"), resume=True,
-                    progress=False)
+    resumed = entry(tiny_config(algo, **extra), seed=1, max_env_step=100, run_dir=str(tmp_path / "split"),
+                    resume=True, progress=False)
     second = load_checkpoint(str(tmp_path / "split" / "ckpt" / "last.pt"))
     assert second["counters"]["env_steps"] > first["counters"]["env_steps"]
     assert all(torch.equal(x, y) for x, y in zip(_params(full), _params(resumed)))
+
+
+def test_symmetry_augmentation_trains_on_transformed_batches(tmp_path, monkeypatch):
+    from lzlite.buffer.augment import SymmetryAugmenter
+
+    seen = []
+    original = SymmetryAugmenter.__call__
+
+    def spy(self, batch, rng, g=None):
+        out = original(self, batch, rng, g)
+        seen.append(not np.array_equal(out.obs, batch.obs))
+        return out
+
+    monkeypatch.setattr(SymmetryAugmenter, "__call__", spy)
+    train_alphazero(tiny_config("alphazero", symmetry_augmentation=True), seed=0, max_env_step=100,
+                    run_dir=str(tmp_path / "az"), progress=False)
+    iters = load_checkpoint(str(tmp_path / "az" / "ckpt" / "last.pt"))["counters"]["train_iter"]
+    assert iters > 0 and len(seen) == iters and any(seen)  # every learner batch, and it changed them
+
+
+def test_symmetry_augmentation_on_an_env_without_symmetry_is_a_clear_error():
+    pytest.importorskip("gymnasium")
+    from lzlite.config import compile_config
+    from lzlite.entry.loop import build_components
+
+    main, create = tiny_config("muzero", symmetry_augmentation=True)
+    main["policy"]["model"].update(model_type="mlp", observation_shape=[4], action_space_size=2)
+    create["env"]["type"] = "cartpole"
+    with pytest.raises(ValueError, match="declares no board symmetry"):
+        build_components(compile_config(main, create, seed=0))
 
 
 def test_resume_without_checkpoint_and_corrupt_checkpoint(tmp_path):

@@ -10,3 +10,4 @@ class Connect4Env(BoardGameEnv):
     """connect4 as a LightZero-style env: `Connect4Env().reset()` -> {'observation', 'action_mask', 'to_play'}."""
 
     game_name = "connect4"
+    symmetry = "mirror"

@@ -10,3 +10,4 @@ class GomokuEnv(BoardGameEnv):
     """gomoku as a LightZero-style env: `GomokuEnv().reset()` -> {'observation', 'action_mask', 'to_play'}."""
 
     game_name = "gomoku"
+    symmetry = "dihedral"

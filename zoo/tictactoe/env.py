@@ -10,3 +10,4 @@ class TicTacToeEnv(BoardGameEnv):
     """tictactoe as a LightZero-style env: `TicTacToeEnv().reset()` -> {'observation', 'action_mask', 'to_play'}."""
 
     game_name = "tictactoe"
+    symmetry = "dihedral"
