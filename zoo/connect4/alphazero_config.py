@@ -13,14 +13,17 @@ main_config, create_config = extend_base(
         policy=dict(
             model=dict(observation_shape=[3, 6, 7], action_space_size=7, num_res_blocks=2, num_channels=64,
                        fc_value_layers=[64], fc_policy_layers=[64]),
-            num_simulations=50,
+            num_simulations=100,
             root_dirichlet_alpha=1.0,
-            collector_env_num=64,
-            n_episode=64,
+            td_steps=4,  # bootstrap from the search value four plies on (tic-tac-toe: two)
+            random_opening_plies=4,  # start games from random openings so odd positions are learnt too
+            symmetry_augmentation=True,  # train on the left-right mirror of half the sampled positions
+            collector_env_num=128,
+            n_episode=128,
             batch_size=256,
-            replay_ratio=0.1,
+            replay_ratio=0.25,
             replay_buffer_size=100000,
-            eval_freq=1000,
+            eval_freq=2000,
             eval_episodes=20,
             eval_bots=["rule", "alpha_beta"],
             eval_bot_depth=4,

@@ -15,6 +15,7 @@ main_config, create_config = extend_base(
                        fc_value_layers=[64], fc_policy_layers=[128]),
             num_simulations=50,
             root_dirichlet_alpha=0.3,
+            symmetry_augmentation=True,  # train on a random rotation/reflection of each sampled position
             collector_env_num=64,
             n_episode=64,
             batch_size=256,

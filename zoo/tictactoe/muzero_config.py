@@ -12,11 +12,13 @@ main_config, create_config = extend_base(
         env=dict(battle_mode="self_play_mode"),
         policy=dict(
             model=dict(model_type="conv", observation_shape=[3, 3, 3], action_space_size=9, num_res_blocks=1,
-                       num_channels=32, support_scale=10),
+                       num_channels=32, support_scale=10,
+                       norm_type="LN"),  # BatchNorm's running statistics mix root and unrolled latents
             num_simulations=25,
             discount_factor=1.0,
             td_steps=3,  # bootstrap from the search value three plies on
             random_opening_plies=4,  # start games from random openings so odd positions are learnt too
+            symmetry_augmentation=True,  # train on a random rotation/reflection of each sampled position
             num_unroll_steps=3,
             collector_env_num=32,
             n_episode=32,
