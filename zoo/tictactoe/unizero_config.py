@@ -19,6 +19,8 @@ main_config, create_config = extend_base(
             num_simulations=25,
             discount_factor=1.0,
             td_steps=9,  # >= the game length: Monte-Carlo outcome
+            random_opening_plies=4,  # start games from random openings so odd positions are learnt too
+            symmetry_augmentation=True,  # train on a random rotation/reflection of each sampled segment
             num_unroll_steps=9,
             game_segment_length=9,
             num_segments=32,
