@@ -88,8 +88,7 @@ class SymmetryAugmenter:
 
     def __call__(self, batch: Any, rng: np.random.Generator, g: Optional[np.ndarray] = None) -> Any:
         """A copy of ``batch`` (a Batch dataclass) with row b transformed by symmetry ``g[b]`` (default: random)."""
-        first = getattr(batch, "obs")
-        B = first.shape[0]
+        B = batch.obs.shape[0]
         g = rng.integers(0, self.num_symmetries, B) if g is None else np.asarray(g, dtype=np.int64)
         changes = {}
         cells = self.cell_perms[g]  # [B, H*W]
