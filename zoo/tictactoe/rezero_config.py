@@ -10,6 +10,11 @@ from zoo.tictactoe import muzero_config as _muzero
 
 main_config, create_config = extend_base(
     "rezero",
-    deep_update(_muzero.main_config, dict(exp_name="tictactoe_rezero")),
+    deep_update(_muzero.main_config, dict(
+        exp_name="tictactoe_rezero",
+        # Root values only: policy targets rewritten by a noise-free search collapse onto the prior's
+        # favourite move (after an opening corner, never the centre); see docs/results.md.
+        policy=dict(reanalyze_policy_targets=False),
+    )),
     deep_update(_muzero.create_config, dict(policy=dict(type="rezero"))),
 )
