@@ -32,6 +32,19 @@ def _split_input(input_cfg: Any) -> Sequence[dict]:
     return input_cfg
 
 
+def _schedule_horizon(pcfg: Any, max_train_iter: int, max_env_step: int) -> int:
+    """Learner steps the LR schedule spans: max_train_iter, else max_env_step x replay_ratio."""
+    if max_train_iter < _NO_LIMIT:
+        return max_train_iter
+    if max_env_step < _NO_LIMIT and pcfg.update_per_collect is None:
+        return max(1, int(max_env_step * pcfg.replay_ratio))
+    if pcfg.lr_schedule != "constant":
+        raise ConfigError(f"policy.lr_schedule={pcfg.lr_schedule!r} needs a known number of learner steps: set "
+                          f"max_train_iter, or max_env_step with update_per_collect=None (steps = env steps x "
+                          f"replay_ratio)")
+    return 10**7
+
+
 def build_components(cfg: Any, model: Optional[torch.nn.Module] = None) -> Dict[str, Any]:
     """Policy, vector envs, collector, evaluator and buffer for a compiled config."""
     pcfg = cfg.policy
@@ -105,7 +118,7 @@ def train(
     parts = build_components(cfg, model)
     policy, collector, evaluator, buffer = parts["policy"], parts["collector"], parts["evaluator"], parts["buffer"]
     augment = parts["augment"]
-    learner = Learner(policy, cfg.policy, max_train_iter=min(max_train_iter, 10**7))
+    learner = Learner(policy, cfg.policy, max_train_iter=_schedule_horizon(cfg.policy, max_train_iter, max_env_step))
     if world_size > 1:
         # the whole loss is one DDP forward (MuZero unrolls call model methods, not forward); the
         # policy keeps the raw model for search and checkpoints. Wrapping broadcasts rank 0's weights.

@@ -96,7 +96,7 @@ class Policy:
             learning_rate=0.003,  # peak learning rate
             weight_decay=0.0001,  # decoupled weight decay (AdamW) / L2 (SGD)
             momentum=0.9,  # SGD momentum
-            lr_schedule="constant",  # 'constant' or 'cosine' (decays to 10% over max_train_iter)
+            lr_schedule="constant",  # 'constant' or 'cosine' (to 10% over max_train_iter, else env steps x replay_ratio)
             warmup_steps=0,  # linear LR warm-up steps
             grad_clip_value=0.5,  # global gradient-norm clip
             target_update_freq=100,  # learner steps between target-network copies

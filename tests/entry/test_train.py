@@ -95,6 +95,20 @@ def test_symmetry_augmentation_on_an_env_without_symmetry_is_a_clear_error():
         build_components(compile_config(main, create, seed=0))
 
 
+def test_cosine_schedule_spans_the_run(tmp_path):
+    from lzlite.config import ConfigError
+
+    train_alphazero(tiny_config("alphazero", lr_schedule="cosine"), seed=0, max_env_step=200,
+                    run_dir=str(tmp_path / "a"), progress=False)
+    state = load_checkpoint(str(tmp_path / "a" / "ckpt" / "last.pt"))
+    lr = state["learner"]["optimizer"]["param_groups"][0]["lr"]
+    # ~200 env steps x replay ratio 0.25 = the horizon, so the run ends near the 10% floor (0.0003)
+    assert 0.0003 <= lr < 0.0006, lr
+    with pytest.raises(ConfigError, match="needs a known number of learner steps"):
+        train_alphazero(tiny_config("alphazero", lr_schedule="cosine", update_per_collect=5), seed=0,
+                        max_env_step=200, run_dir=str(tmp_path / "b"), progress=False)
+
+
 def test_resume_without_checkpoint_and_corrupt_checkpoint(tmp_path):
     with pytest.raises(CheckpointError, match="no checkpoint"):
         train_alphazero(tiny_config("alphazero"), max_env_step=10, run_dir=str(tmp_path), resume=True, progress=False)

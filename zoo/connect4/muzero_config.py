@@ -12,7 +12,7 @@ main_config, create_config = extend_base(
         env=dict(battle_mode="self_play_mode"),
         policy=dict(
             model=dict(model_type="conv", observation_shape=[3, 6, 7], action_space_size=7, num_res_blocks=2,
-                       num_channels=64, support_scale=10, fc_reward_layers=[32], fc_value_layers=[64],
+                       num_channels=32, support_scale=10, fc_reward_layers=[32], fc_value_layers=[64],
                        fc_policy_layers=[64],
                        norm_type="LN"),  # BatchNorm's running statistics mix root and unrolled latents
             num_simulations=50,
@@ -21,12 +21,14 @@ main_config, create_config = extend_base(
             num_unroll_steps=5,
             random_opening_plies=4,  # start games from random openings so odd positions are learnt too
             symmetry_augmentation=True,  # train on the left-right mirror of half the sampled positions
-            collector_env_num=128,
-            n_episode=128,
+            collector_env_num=64,
+            n_episode=64,
             batch_size=256,
-            replay_ratio=0.25,
+            # a learner step unrolls K=5 dynamics steps (~6 network passes): 32 channels and 0.1 updates
+            # per env step keep the learner CPU-sized (64 channels at 0.25 took ~1.5 s per update)
+            replay_ratio=0.1,
             replay_buffer_size=100000,
-            eval_freq=2000,
+            eval_freq=500,
             eval_episodes=20,
             eval_bots=["rule", "alpha_beta"],
             eval_bot_depth=4,
