@@ -279,7 +279,7 @@ def test_max_tokens_too_small_is_a_clear_error():
 # ----------------------------------------------------------------------------- slow learning checks
 @pytest.mark.slow
 def test_tictactoe_unizero_learns_perfect_play(tmp_path):
-    """python -m pytest -q -m slow tests/policy/test_unizero.py -k tictactoe (tens of minutes on CPU)."""
+    """python -m pytest -q -m slow tests/policy/test_unizero.py -k tictactoe (about an hour on CPU)."""
     from lzlite.config import load_config_file
 
     main, create = load_config_file(os.path.join(os.path.dirname(__file__), "..", "..", "zoo", "tictactoe",
