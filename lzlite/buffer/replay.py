@@ -310,16 +310,17 @@ class ReplayBuffer:
         boot_value = self._value[boot % self.capacity]
         policy = T.gather_unrolled(self._policy, pos, mask, 0.0)
 
-        if bootstrap_fn is not None and inside.any():
-            uniq, inv = np.unique(boot[inside], return_inverse=True)
+        m = int(round(c.reanalyze_ratio * Bt)) if reanalyze_fn is not None else 0
+        fresh = inside.copy()
+        fresh[:m] = False  # the reanalysed rows get search values below
+        if bootstrap_fn is not None and fresh.any():
+            uniq, inv = np.unique(boot[fresh], return_inverse=True)
             values = np.asarray(bootstrap_fn(self._obs[uniq % self.capacity]), dtype=np.float32)
             if values.shape != uniq.shape:
                 raise ValueError(f"bootstrap_fn returned values of shape {values.shape}, expected {uniq.shape}")
-            boot_value[inside] = values[inv]
-        if reanalyze_fn is not None and c.reanalyze_ratio > 0:
-            m = int(round(c.reanalyze_ratio * Bt))
-            if m > 0:
-                self._reanalyze(reanalyze_fn, m, pos, mask, boot, inside, boot_value, policy)
+            boot_value[fresh] = values[inv]
+        if m > 0:
+            self._reanalyze(reanalyze_fn, m, pos, mask, boot, inside, boot_value, policy)
 
         value = T.nstep_value_targets(
             self._reward, self._value, pos, end2, n, c.discount_factor, c.value_sign,

@@ -176,23 +176,27 @@ class Policy:
             raise ValueError(f"mode must be 'collect' or 'eval', got {mode!r}")
         idx = np.asarray(idx, dtype=np.int64)
         self.model.eval()
-        adapter = self._adapter_for(venv)
-        with torch.inference_mode():
-            adapter.prepare(len(idx), self.search_cfg.num_simulations + 1)
-            root = adapter.initial(self._hook_root_input(venv, idx))
-            # the env, not the network, knows which actions are legal at the roots
-            root = dataclasses.replace(root, legal_mask=venv.legal_mask()[idx])
-            out = run_search(
-                adapter, root, self.search_cfg, rng,
-                temperature=temperature if mode == "collect" else 0.0,
-                add_noise=(mode == "collect"),
-                reuse_action=reuse_action, reuse_value=reuse_value,
-            )
-        legal = root.legal_mask[np.arange(len(idx)), out.action]
+        # the env, not the network, knows which actions are legal at the roots
+        legal_mask = venv.legal_mask()[idx]
+        out = self._search_roots(
+            self._adapter_for(venv), self._hook_root_input(venv, idx), legal_mask, rng,
+            temperature=temperature if mode == "collect" else 0.0, add_noise=(mode == "collect"),
+            reuse_action=reuse_action, reuse_value=reuse_value,
+        )
+        legal = legal_mask[np.arange(len(idx)), out.action]
         if not np.all(legal):
             bad = int(np.flatnonzero(~legal)[0])
             raise RuntimeError(f"search chose illegal action {int(out.action[bad])} for env {int(idx[bad])}")
         return out
+
+    def _search_roots(self, adapter: Any, root_input: Any, legal_mask: np.ndarray, rng: np.random.Generator,
+                      **search_kwargs: Any) -> Any:
+        """One batched search from B roots (``adapter``'s initial inference of ``root_input``), legal_mask [B, A]
+        applied at the roots; ``search_kwargs`` go to ``lzlite.mcts.search.search``."""
+        with torch.inference_mode():
+            adapter.prepare(len(legal_mask), self.search_cfg.num_simulations + 1)
+            root = dataclasses.replace(adapter.initial(root_input), legal_mask=np.asarray(legal_mask, bool))
+            return run_search(adapter, root, self.search_cfg, rng, **search_kwargs)
 
     def policy_target(self, out: Any) -> np.ndarray:
         """The policy target [B, A] to store for a search output (a distribution over legal actions)."""

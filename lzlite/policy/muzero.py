@@ -1,7 +1,6 @@
 """MuZero and Gumbel MuZero: a learned model searched in latent space."""
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
@@ -48,16 +47,11 @@ class MuZeroPolicy(Policy):
 
         MuZero Reanalyse: no root noise, the stored legal masks at the root.
         """
-        from lzlite.mcts.search import search as run_search
-
         adapter = self._latent_adapter(self.target_model)
         rng = np.random.default_rng(0)
 
         def fn(obs: np.ndarray, legal_mask: np.ndarray) -> Tuple[np.ndarray, Optional[np.ndarray]]:
-            with torch.inference_mode():
-                adapter.prepare(len(obs), self.search_cfg.num_simulations + 1)
-                root = dataclasses.replace(adapter.initial(self.to_tensor(obs)), legal_mask=np.asarray(legal_mask, bool))
-                out = run_search(adapter, root, self.search_cfg, rng, add_noise=False)
+            out = self._search_roots(adapter, self.to_tensor(obs), legal_mask, rng, add_noise=False)
             return out.root_value.astype(np.float32), self.policy_target(out)
 
         return fn

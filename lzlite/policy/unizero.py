@@ -16,7 +16,6 @@ The policy is the shared template plus four choices:
 """
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
@@ -27,7 +26,6 @@ from easydict import EasyDict
 import lzlite.buffer.unizero_buffer  # noqa: F401  ('unizero_buffer')
 import lzlite.model.unizero  # noqa: F401  ('UniZeroModel')
 import lzlite.worker.segment_collector  # noqa: F401  ('segment_collector')
-from lzlite.mcts.search import search as run_search
 from lzlite.policy.base import Policy
 from lzlite.registry import POLICY_REGISTRY
 
@@ -131,14 +129,11 @@ class UniZeroPolicy(Policy):
         adapter = UniZeroAdapter(model, self.device, use_kv_cache=bool(self.cfg.use_kv_cache))
         bs = int(self.cfg.reanalyze_batch_size)
         values, policies = [], []
-        with torch.inference_mode():
-            for s in range(0, len(obs), bs):
-                o, legal = obs[s:s + bs], np.asarray(legal_mask[s:s + bs], bool)
-                adapter.prepare(len(o), self.search_cfg.num_simulations + 1)
-                root = dataclasses.replace(adapter.initial(self.to_tensor(o)), legal_mask=legal)
-                out = run_search(adapter, root, self.search_cfg, self._reanalyze_rng, add_noise=False)
-                values.append(out.root_value.astype(np.float32))
-                policies.append(self.policy_target(out))
+        for s in range(0, len(obs), bs):
+            out = self._search_roots(adapter, self.to_tensor(obs[s:s + bs]), legal_mask[s:s + bs],
+                                     self._reanalyze_rng, add_noise=False)
+            values.append(out.root_value.astype(np.float32))
+            policies.append(self.policy_target(out))
         A = self._unwrap(self.model).action_space_size
         if not values:
             return np.zeros(0, np.float32), np.zeros((0, A), np.float32)
