@@ -75,6 +75,7 @@ class Policy:
             mcts_ctree=True,  # True: the C++ search tree; False: the pure-numpy reference tree
             search_rule="puct",  # 'puct' (AlphaZero/MuZero) or 'gumbel' (Gumbel MuZero)
             num_simulations=25,  # simulations per search
+            eval_num_simulations=None,  # simulations per search in evaluation (None: num_simulations)
             pb_c_base=19652.0,  # PUCT exploration base
             pb_c_init=1.25,  # PUCT exploration constant
             root_dirichlet_alpha=0.3,  # Dirichlet noise concentration at the root (collect only)
@@ -155,7 +156,12 @@ class Policy:
             raise ValueError(f"policy.value_bootstrap='target_network' is not supported by {type(self).__name__} "
                              f"(it has no _hook_target_value); use 'stored'")
         self.search_cfg = search_config_from_policy(cfg, value_sign)
-        self.eval_search_cfg = self.search_cfg
+        self.eval_search_cfg = self.search_cfg  # mode='eval' searches (greedy play) use this one
+        if cfg.get("eval_num_simulations") is not None:
+            n = cfg.eval_num_simulations
+            if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+                raise ValueError(f"policy.eval_num_simulations must be a positive int or None, got {n!r}")
+            self.eval_search_cfg = dataclasses.replace(self.search_cfg, num_simulations=n)
         self._adapters: Dict[str, Any] = {}
 
     # ------------------------------------------------------------------ acting
@@ -180,6 +186,7 @@ class Policy:
         legal_mask = venv.legal_mask()[idx]
         out = self._search_roots(
             self._adapter_for(venv), self._hook_root_input(venv, idx), legal_mask, rng,
+            search_cfg=self.search_cfg if mode == "collect" else self.eval_search_cfg,
             temperature=temperature if mode == "collect" else 0.0, add_noise=(mode == "collect"),
             reuse_action=reuse_action, reuse_value=reuse_value,
         )
@@ -190,13 +197,15 @@ class Policy:
         return out
 
     def _search_roots(self, adapter: Any, root_input: Any, legal_mask: np.ndarray, rng: np.random.Generator,
-                      **search_kwargs: Any) -> Any:
+                      search_cfg: Any = None, **search_kwargs: Any) -> Any:
         """One batched search from B roots (``adapter``'s initial inference of ``root_input``), legal_mask [B, A]
-        applied at the roots; ``search_kwargs`` go to ``lzlite.mcts.search.search``."""
+        applied at the roots; ``search_cfg`` defaults to the collect config; ``search_kwargs`` go to
+        ``lzlite.mcts.search.search``."""
+        search_cfg = search_cfg or self.search_cfg
         with torch.inference_mode():
-            adapter.prepare(len(legal_mask), self.search_cfg.num_simulations + 1)
+            adapter.prepare(len(legal_mask), search_cfg.num_simulations + 1)
             root = dataclasses.replace(adapter.initial(root_input), legal_mask=np.asarray(legal_mask, bool))
-            return run_search(adapter, root, self.search_cfg, rng, **search_kwargs)
+            return run_search(adapter, root, search_cfg, rng, **search_kwargs)
 
     def policy_target(self, out: Any) -> np.ndarray:
         """The policy target [B, A] to store for a search output (a distribution over legal actions)."""

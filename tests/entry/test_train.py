@@ -168,3 +168,42 @@ def test_eval_entry_scores_a_checkpoint(tmp_path):
     assert abs(stats["random/win"] + stats["random/draw"] + stats["random/loss"] - 1.0) < 1e-6
     with pytest.raises(CheckpointError):
         eval_alphazero(tiny_config("alphazero"), model_path=str(tmp_path / "missing.pt"))
+
+
+def test_eval_num_simulations_sets_the_greedy_search_only():
+    from lzlite.config import compile_config
+    from lzlite.entry.loop import build_components
+
+    cfg = compile_config(*tiny_config("alphazero", num_simulations=6, eval_num_simulations=15))
+    parts = build_components(cfg)
+    policy, venv = parts["policy"], parts["venv"]
+    venv.reset()
+    idx = np.arange(venv.num_envs)
+    collect = policy.act(venv, idx, np.random.default_rng(0), mode="collect", temperature=1.0)
+    greedy = policy.act(venv, idx, np.random.default_rng(0), mode="eval")
+    assert (collect.visit_counts.sum(axis=1) == 6).all()
+    assert (greedy.visit_counts.sum(axis=1) == 15).all()
+    for bad in (0, 2.5, True):
+        with pytest.raises(ValueError, match="eval_num_simulations"):
+            build_components(compile_config(*tiny_config("alphazero", eval_num_simulations=bad)))
+
+
+def test_eval_command_line(tmp_path, capsys):
+    from lzlite.entry.eval import main as eval_main
+
+    train_alphazero(tiny_config("alphazero"), max_env_step=40, run_dir=str(tmp_path), progress=False)
+    cfg, ckpt = str(tmp_path / "config.py"), str(tmp_path / "ckpt" / "last.pt")
+    capsys.readouterr()  # the training's summary table
+    assert eval_main(["--cfg", cfg, "--ckpt", ckpt, "--episodes", "4", "--simulations", "3",
+                      "--bots", "perfect", "rule"]) == 0
+    lines = dict(line.split() for line in capsys.readouterr().out.strip().splitlines())
+    assert {"perfect/win", "perfect/loss", "rule/draw"} <= set(lines)
+    # the perfect tic-tac-toe player never loses
+    assert float(lines["perfect/win"]) == 0.0
+    assert abs(sum(float(lines[f"rule/{r}"]) for r in ("win", "draw", "loss")) - 1.0) < 1e-6
+    assert eval_main(["--cfg", cfg, "--ckpt", str(tmp_path / "missing.pt")]) == 2
+    assert "missing.pt" in capsys.readouterr().err
+    assert eval_main(["--cfg", cfg, "--ckpt", ckpt, "--simulations", "0"]) == 2
+    assert "--simulations must be at least 1" in capsys.readouterr().err
+    assert eval_main(["--cfg", cfg, "--ckpt", ckpt, "--bots", "alphabeta"]) == 2
+    assert "unknown bot kind" in capsys.readouterr().err
