@@ -47,11 +47,14 @@ def __getattr__(name: str) -> Callable:
     raise AttributeError(f"module 'lzlite.entry' has no attribute '{name}'")
 
 
-# Bind the functions eagerly: importing a submodule (lzlite.entry.train_muzero) would otherwise shadow
-# the function of the same name with the module object.
-for _name in ENTRY_FUNCTIONS:
+# Bind the functions that share their module's name eagerly: importing a submodule
+# (lzlite.entry.train_muzero) would otherwise shadow the function with the module object. The others
+# (eval_*) stay lazy, so `python -m lzlite.entry.eval` runs a module the package has not imported.
+for _name, _target in ENTRY_FUNCTIONS.items():
+    if _target.split(":")[0].rsplit(".", 1)[1] != _name:
+        continue
     try:
         globals()[_name] = get_entry(_name)
     except NotImplementedError:  # not in this version yet: get_entry explains when it is asked for
         pass
-del _name
+del _name, _target
