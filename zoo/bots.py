@@ -236,5 +236,9 @@ def make_bot(game_name: str, kind: str, **kwargs) -> Bot:
     """
     classes = {"random": RandomBot, "rule": RuleBot, "alpha_beta": AlphaBetaBot, "perfect": PerfectBot}
     if kind not in classes:
-        raise ValueError(f"unknown bot kind {kind!r}; expected one of {list(BOT_KINDS)}")
+        import difflib
+
+        close = difflib.get_close_matches(str(kind), BOT_KINDS, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ValueError(f"unknown bot kind {kind!r}; expected one of {list(BOT_KINDS)}{hint}")
     return classes[kind](game_name, **kwargs)

@@ -206,4 +206,5 @@ def test_eval_command_line(tmp_path, capsys):
     assert eval_main(["--cfg", cfg, "--ckpt", ckpt, "--simulations", "0"]) == 2
     assert "--simulations must be at least 1" in capsys.readouterr().err
     assert eval_main(["--cfg", cfg, "--ckpt", ckpt, "--bots", "alphabeta"]) == 2
-    assert "unknown bot kind" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "unknown bot kind 'alphabeta'" in err and "did you mean 'alpha_beta'?" in err
