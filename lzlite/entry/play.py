@@ -142,7 +142,7 @@ def load_agent(cfg_path: str, ckpt_path: str, simulations: Optional[int] = None,
     if simulations is not None:
         if simulations < 1:
             raise PlayError(f"--simulations must be at least 1, got {simulations}")
-        cfg.policy.num_simulations = int(simulations)
+        cfg.policy.eval_num_simulations = int(simulations)  # the agent plays its eval-mode search
     cfg.policy.device = device
     venv = make_vector_env(cfg.env, cfg.create.env.type, 1, seed=cfg.seed)
     if not isinstance(venv, BoardVectorEnv):
@@ -261,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="you play first, as X (default)")
     side.add_argument("--agent-first", dest="human_first", action="store_false", help="the agent plays first")
     p.add_argument("--simulations", type=int, default=None, metavar="N",
-                   help="search simulations per agent move (default: the config's num_simulations)")
+                   help="search simulations per agent move (default: eval_num_simulations, else num_simulations)")
     p.add_argument("--seed", type=int, default=0, help="seed of the search's generator")
     p.add_argument("--device", default="cpu", help="torch device of the agent's network (default: cpu)")
     p.add_argument("--no-value", dest="show_value", action="store_false", help="hide the agent's search value")
