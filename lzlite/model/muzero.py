@@ -75,7 +75,7 @@ _SHARED_DEFAULTS = dict(
     pred_out=256,  # SimSiam prediction head output width; must equal proj_out
     norm_type="BN",  # 'BN' | 'LN' | 'none'; zoo MuZero configs use 'LN' (BN stats mix root and unrolled latents)
     activation="relu",  # 'relu' | 'gelu' | 'silu' | 'elu' | 'leaky_relu' | 'tanh' (or an nn.Module in code)
-    discrete_action_encoding_type="one_hot",  # 'one_hot' (A planes / A-vector) or 'not_one_hot' (a / A scalar)
+    discrete_action_encoding_type="one_hot",  # one_hot | not_one_hot (a / A) | spatial (conv: cell or column plane)
     image_channel=None,  # accepted for LightZero configs and ignored: observation_shape already says it
     frame_stack_num=1,  # accepted for LightZero configs and ignored: stack frames into observation_shape
 )
@@ -85,6 +85,7 @@ class _MuZeroBase(nn.Module):
     """Inference API shared by the conv and MLP MuZero networks; subclasses build h, g and f."""
 
     model_type = ""  # 'conv' or 'mlp', LightZero's model.model_type
+    action_encodings: Tuple[str, ...] = ("one_hot", "not_one_hot")  # accepted discrete_action_encoding_type
 
     def __init__(
         self,
@@ -105,10 +106,10 @@ class _MuZeroBase(nn.Module):
             )
         if not isinstance(action_space_size, int) or action_space_size < 1:
             raise ValueError(f"action_space_size must be a positive int, got {action_space_size!r}")
-        if discrete_action_encoding_type not in ("one_hot", "not_one_hot"):
+        if discrete_action_encoding_type not in self.action_encodings:
             raise ValueError(
-                f"discrete_action_encoding_type must be 'one_hot' or 'not_one_hot', got "
-                f"{discrete_action_encoding_type!r}"
+                f"discrete_action_encoding_type must be one of {', '.join(map(repr, self.action_encodings))} for "
+                f"{type(self).__name__}, got {discrete_action_encoding_type!r}"
             )
         if isinstance(observation_shape, int):
             observation_shape = (observation_shape,)
@@ -119,6 +120,7 @@ class _MuZeroBase(nn.Module):
         self.value_support_size = support_size(support_scale) if categorical_distribution else 1
         self.state_norm = state_norm
         self.self_supervised_learning_loss = self_supervised_learning_loss
+        self.action_encoding = discrete_action_encoding_type
         self.action_one_hot = discrete_action_encoding_type == "one_hot"
         self.projection: Optional[nn.Module] = None
         self.prediction_head: Optional[nn.Module] = None
@@ -213,7 +215,8 @@ class _MuZeroBase(nn.Module):
         return x.to(device=ref.device, dtype=ref.dtype)
 
     def _prepare_action(self, action: Any, latent: torch.Tensor) -> torch.Tensor:
-        """Validate ``action`` and return its encoding: [B, A] one-hot or [B, 1] a / A."""
+        """Validate ``action`` and return its encoding: [B, A] one-hot, [B, 1] a / A, or (spatial) the
+        int64 indices [B], which the conv dynamics turn into planes."""
         a = torch.as_tensor(action, device=latent.device) if not isinstance(action, torch.Tensor) else action
         a = a.to(latent.device)
         if a.dim() == 2 and a.shape[1] == 1:
@@ -232,6 +235,8 @@ class _MuZeroBase(nn.Module):
                 f"min {int(a.min())} max {int(a.max())}"
             )
         dtype = latent.dtype
+        if self.action_encoding == "spatial":
+            return a.long()
         if self.action_one_hot:
             ids = torch.arange(self.action_space_size, device=a.device)
             return (a.unsqueeze(1) == ids).to(dtype)
@@ -248,6 +253,28 @@ class _MuZeroBase(nn.Module):
         self.prediction_head = MLP(cfg["proj_out"], [cfg["pred_hid"]], cfg["pred_out"], norm, act)
 
 
+def _action_board(num_actions: int, height: int, width: int, latent_hw: Tuple[int, int]) -> torch.Tensor:
+    """[A, 1, H, W] planes for the 'spatial' action encoding: plane a marks action a's cell (A = H*W,
+    row-major) or column (A = W)."""
+    if latent_hw != (height, width):
+        raise ValueError(
+            f"discrete_action_encoding_type='spatial' needs the latent at board size {height}x{width}, got "
+            f"{latent_hw[0]}x{latent_hw[1]} (downsample=True); use 'one_hot'"
+        )
+    board = torch.zeros(num_actions, 1, height, width)
+    if num_actions == height * width:
+        board.view(num_actions, -1)[torch.arange(num_actions), torch.arange(num_actions)] = 1.0
+    elif num_actions == width:
+        for a in range(width):
+            board[a, 0, :, a] = 1.0
+    else:
+        raise ValueError(
+            f"discrete_action_encoding_type='spatial' maps actions to a {height}x{width} board's cells (A = "
+            f"{height * width}) or columns (A = {width}); action_space_size={num_actions} is neither: use 'one_hot'"
+        )
+    return board
+
+
 def _res_blocks(n: int, channels: int, norm_type: str, activation: Union[str, nn.Module]) -> nn.Sequential:
     return nn.Sequential(*[ResBlock(channels, norm_type, activation) for _ in range(n)])
 
@@ -262,12 +289,16 @@ class MuZeroModel(_MuZeroBase):
     * prediction: ``num_res_blocks`` blocks, then policy and value heads (1x1 conv + MLP).
 
     Action planes: 'one_hot' adds A constant planes (plane a is all ones for action a), 'not_one_hot'
-    one plane filled with a / A (cheaper when A is large, e.g. Go).
+    one plane filled with a / A (cheaper when A is large), 'spatial' one plane with ones where the action
+    acts on the board (MuZero's encoding for Go and chess): the cell of a placement game (A = H*W), the
+    column of a drop game (A = W). Constant planes carry no position, so a 3x3 conv stack can only tell
+    which column action a means from the board's edges, a few layers in; a spatial plane says it at once.
 
     Keyword arguments are the keys of :meth:`default_config`, so ``MuZeroModel(**cfg.model)`` works.
     """
 
     model_type = "conv"
+    action_encodings = ("one_hot", "not_one_hot", "spatial")
 
     @staticmethod
     def default_config() -> EasyDict:
@@ -329,6 +360,9 @@ class MuZeroModel(_MuZeroBase):
         zero = last_linear_layer_init_zero
         v_out = self.value_support_size
         action_planes = action_space_size if self.action_one_hot else 1
+        if self.action_encoding == "spatial":
+            self.register_buffer("action_board", _action_board(action_space_size, height, width, (h2, w2)),
+                                 persistent=False)
 
         self.representation = ConvTrunk(c_in, num_channels, num_res_blocks, norm_type, activation, downsample)
         self.dynamics_conv = nn.Conv2d(num_channels + action_planes, num_channels, 3, padding=1,
@@ -364,7 +398,10 @@ class MuZeroModel(_MuZeroBase):
 
     def _dynamics(self, latent: torch.Tensor, action: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         b, _, h, w = latent.shape
-        planes = action[:, :, None, None].expand(b, action.shape[1], h, w)
+        if self.action_encoding == "spatial":
+            planes = self.action_board[action].to(latent.dtype)  # [B, 1, h, w]
+        else:
+            planes = action[:, :, None, None].expand(b, action.shape[1], h, w)
         x = self.dynamics_conv(torch.cat([latent, planes], dim=1))
         # The residual keeps the unrolled latent close to its parent early in training.
         x = self.dynamics_act(self.dynamics_norm(x) + latent)

@@ -61,9 +61,11 @@ def test_scalar_heads(name):
     assert m.to_scalar(nxt.value).shape == (3,)
 
 
-@pytest.mark.parametrize("encoding", ["one_hot", "not_one_hot"])
+@pytest.mark.parametrize("encoding", ["one_hot", "not_one_hot", "spatial"])
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_recurrent_inference_depends_on_the_action(name, encoding):
+    if encoding == "spatial" and VARIANTS[name][0] is not MuZeroModel:
+        pytest.skip("the spatial encoding needs a board (conv model)")
     m = make(name, last_linear_layer_init_zero=False, discrete_action_encoding_type=encoding).eval()
     a = m.action_space_size
     with torch.no_grad():
@@ -76,6 +78,42 @@ def test_recurrent_inference_depends_on_the_action(name, encoding):
         for j in range(i + 1, a):
             assert (flat[i] - flat[j]).abs().max() > 1e-4, f"actions {i} and {j} give the same next latent"
             assert abs(rewards[i] - rewards[j]) > 1e-6, f"actions {i} and {j} give the same reward"
+
+
+def test_spatial_action_planes_mark_the_cell_or_the_column():
+    ttt = make("conv_tictactoe", discrete_action_encoding_type="spatial")
+    for a in range(9):
+        expected = torch.zeros(3, 3)
+        expected[a // 3, a % 3] = 1.0
+        torch.testing.assert_close(ttt.action_board[a, 0], expected)
+    c4 = make("conv_connect4", discrete_action_encoding_type="spatial")
+    for a in range(7):
+        expected = torch.zeros(6, 7)
+        expected[:, a] = 1.0
+        torch.testing.assert_close(c4.action_board[a, 0], expected)
+    # one input plane instead of A; nothing new in the state dict (the planes are rebuilt, not saved)
+    assert c4.dynamics_conv.in_channels == c4.latent_shape[0] + 1
+    assert not any("action_board" in k for k in c4.state_dict())
+
+
+def test_spatial_action_encoding_is_mirror_equivariant():
+    """A spatial action plane moves with the board: with left-right symmetric weights, mirroring the
+    observation and the column gives the mirrored next latent and the same reward (constant one-hot
+    planes cannot do this: which column a plane means is not written on the board)."""
+    m = make("conv_connect4", discrete_action_encoding_type="spatial", last_linear_layer_init_zero=False,
+             norm_type="none").eval()
+    with torch.no_grad():
+        for mod in m.modules():  # symmetrise every conv kernel left-right
+            if isinstance(mod, torch.nn.Conv2d):
+                mod.weight.copy_((mod.weight + mod.weight.flip(-1)) / 2)
+        obs = obs_batch(m, 4)
+        actions = torch.tensor([0, 2, 3, 6])
+        lat = m.initial_inference(obs).latent_state
+        lat_m = m.initial_inference(obs.flip(-1)).latent_state
+        torch.testing.assert_close(lat_m, lat.flip(-1))
+        nxt = m.recurrent_inference(lat, actions)
+        nxt_m = m.recurrent_inference(lat_m, 6 - actions)
+    torch.testing.assert_close(nxt_m.latent_state, nxt.latent_state.flip(-1))
 
 
 @pytest.mark.parametrize("name", list(VARIANTS))
@@ -223,6 +261,13 @@ def test_bad_inputs_give_clear_errors():
         MuZeroModel(norm_type="batch")
     with pytest.raises(ValueError, match="activation"):
         MuZeroModelMLP(activation="swishy")
+    with pytest.raises(ValueError, match=r"one of 'one_hot', 'not_one_hot' for MuZeroModelMLP, got 'spatial'"):
+        MuZeroModelMLP(discrete_action_encoding_type="spatial")
+    with pytest.raises(ValueError, match="action_space_size=10 is neither"):
+        MuZeroModel(observation_shape=[3, 3, 3], action_space_size=10, discrete_action_encoding_type="spatial")
+    with pytest.raises(ValueError, match="downsample=True"):
+        MuZeroModel(observation_shape=[3, 16, 16], action_space_size=256, downsample=True,
+                    discrete_action_encoding_type="spatial")
 
 
 @pytest.mark.parametrize("cls", [MuZeroModel, MuZeroModelMLP])
