@@ -1,0 +1,88 @@
+"""What a checkpoint's network knows without search, on a game's solver-graded positions.
+
+    python benchmarks/model_report.py --cfg runs/<exp>/config.py --ckpt runs/<exp>/ckpt/last.pt
+
+Prints, over the positions the optimal-move rate is graded on (``zoo/<game>/eval_positions.py``):
+
+* prior: how often the policy head's favourite legal move is optimal;
+* lookahead (MuZero family): how often argmax_a [r(s, a) - v(g(s, a))] through the learned model is
+  optimal, i.e. a one-simulation-per-action search;
+* value (when the positions carry solver scores, e.g. Connect Four): how often the sign of the value
+  head agrees with the solver on decided positions, and the mean |v|.
+
+It tells a weak network from a weak search: ``optimal_move_rate`` in training logs is the search's.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from lzlite.config import compile_config, load_config_file  # noqa: E402
+from lzlite.entry.loop import build_components  # noqa: E402
+from lzlite.envs.vector import BoardVectorEnv  # noqa: E402
+from lzlite.worker.checkpoint import load_checkpoint  # noqa: E402
+from lzlite.worker.metrics import graded_positions  # noqa: E402
+
+
+def solver_scores(game: str) -> np.ndarray | None:
+    """Per-position solver scores (> 0: the player to move wins) if the game's set stores them."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "zoo", game, "eval_positions.json")
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        items = json.load(f)["positions"]
+    return np.array([item["score"] for item in items]) if all("score" in item for item in items) else None
+
+
+def report(model: torch.nn.Module, game: str) -> dict:
+    states, optimal = graded_positions(game)
+    venv = BoardVectorEnv(game, len(states))
+    venv.states[:] = states
+    obs = torch.as_tensor(venv.observe())
+    legal = venv.legal_mask().astype(bool)
+    rows = np.arange(len(states))
+    out = {"positions": len(states)}
+    with torch.no_grad():
+        if hasattr(model, "initial_inference"):  # MuZero family
+            root = model.initial_inference(obs)
+            logits, value = root.policy_logits.numpy(), model.to_scalar(root.value).numpy().reshape(-1)
+            q = np.full(legal.shape, -np.inf)
+            for a in range(legal.shape[1]):
+                nxt = model.recurrent_inference(root.latent_state, torch.full((len(states),), a, dtype=torch.int64))
+                q[:, a] = (model.to_scalar(nxt.reward) - model.to_scalar(nxt.value)).numpy().reshape(-1)
+            q[~legal] = -np.inf
+            out["lookahead"] = float(optimal[rows, q.argmax(1)].mean())
+        else:  # AlphaZero: (logits, value)
+            logits, value = (t.numpy() for t in model(obs))
+            value = value.reshape(-1)
+    out["prior"] = float(optimal[rows, np.where(legal, logits, -np.inf).argmax(1)].mean())
+    scores = solver_scores(game)
+    if scores is not None and len(scores) == len(states):
+        decided = scores != 0
+        out["value_sign"] = float((np.sign(value[decided]) == np.sign(scores[decided])).mean())
+        out["mean_abs_value"] = float(np.abs(value).mean())
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cfg", required=True, help="the run's config file (runs/<exp>/config.py)")
+    parser.add_argument("--ckpt", required=True, help="checkpoint (runs/<exp>/ckpt/last.pt)")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    cfg = compile_config(*load_config_file(args.cfg))
+    policy = build_components(cfg)["policy"]
+    policy.load_state_dict(load_checkpoint(args.ckpt)["policy"])
+    for key, val in report(policy.model.eval(), cfg.create.env.type).items():
+        print(f"{key:16s} {val:.4f}" if isinstance(val, float) else f"{key:16s} {val}")
+
+
+if __name__ == "__main__":
+    main()
