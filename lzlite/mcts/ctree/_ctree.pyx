@@ -20,8 +20,11 @@ cnp.import_array()
 __all__ = ["Tree", "considered_visit_sequence"]
 
 
-# tree.h includes these two; naming them lets cythonize rebuild the module when they change.
+# tree.h includes these; naming them lets cythonize rebuild the module when they change.
 cdef extern from "fast_exp.h":
+    pass
+
+cdef extern from "tree_gumbel.h":
     pass
 
 cdef extern from "gumbel_schedule.h":
