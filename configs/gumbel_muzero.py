@@ -12,7 +12,7 @@ main_config, create_config = extend_base(
             num_simulations=16,
             max_num_considered_actions=16,
             c_visit=50.0,
-            c_scale=1.0,
+            c_scale=0.1,
         ),
     ),
     dict(policy=dict(type="gumbel_muzero")),

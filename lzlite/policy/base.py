@@ -83,7 +83,7 @@ class Policy:
             max_num_considered_actions=16,  # Gumbel: actions sampled at the root (m)
             gumbel_scale=1.0,  # Gumbel: scale of the Gumbel noise during collection
             c_visit=50.0,  # Gumbel: sigma(q) = (c_visit + max N) * c_scale * q
-            c_scale=1.0,  # Gumbel: see c_visit
+            c_scale=0.1,  # Gumbel: see c_visit; 0.1 (mctx's value_scale) lets the prior and Gumbel noise count
             rescale_values=False,  # Gumbel: min-max rescale completed Q before sigma (mctx style)
             discount_factor=0.997,  # reward discount (board games: 1.0)
             collector_env_num=8,  # games played at once by the collector
