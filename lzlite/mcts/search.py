@@ -109,7 +109,7 @@ def select_action(visit_counts: np.ndarray, temperature: float, rng: np.random.G
 
 
 def search(adapter: SearchAdapter, root: RootOutput, cfg: Any, rng: np.random.Generator, *,
-           temperature: float = 0.0, add_noise: bool = True, reuse_action: Optional[np.ndarray] = None,
+           temperature: float = 0.0, add_noise: Any = True, reuse_action: Optional[np.ndarray] = None,
            reuse_value: Optional[np.ndarray] = None) -> SearchOutput:
     """Runs cfg.num_simulations simulations from B roots and picks an action per root.
 
@@ -122,7 +122,8 @@ def search(adapter: SearchAdapter, root: RootOutput, cfg: Any, rng: np.random.Ge
         temperature: PUCT action sampling temperature (0: most visited). Unused by the Gumbel rule,
             whose action is the sequential-halving winner.
         add_noise: PUCT: mix Dirichlet noise into the root prior; Gumbel: draw Gumbel(0, 1) *
-            gumbel_scale (otherwise zeros, a deterministic search).
+            gumbel_scale (otherwise zeros, a deterministic search). A bool [B] array instead applies
+            this per root: roots marked False are searched without noise.
         reuse_action: int [B] or None, ReZero: root action whose Q is given (-1: none).
         reuse_value: float [B] or None, that action's Q from the root player's view.
 
@@ -145,12 +146,17 @@ def search(adapter: SearchAdapter, root: RootOutput, cfg: Any, rng: np.random.Ge
                          f"{cfg.num_simulations} needs {cfg.num_simulations + 1}; call "
                          f"adapter.prepare(B, num_simulations + 1) before adapter.initial(...)")
 
+    noisy = np.broadcast_to(np.asarray(add_noise, dtype=bool), (B,))
     tree = get_tree(cfg, B, A)
     noise = gumbel = None
-    if add_noise and cfg.rule == "puct" and cfg.root_noise_weight > 0:
+    if noisy.any() and cfg.rule == "puct" and cfg.root_noise_weight > 0:
         noise = dirichlet_noise(legal.astype(bool), cfg.root_dirichlet_alpha, rng)
-    if add_noise and cfg.rule == "gumbel":
+        if not noisy.all():  # a root whose "noise" is its own prior keeps the prior unchanged
+            prior = masked_softmax(np.asarray(logits, np.float64), legal.astype(bool))
+            noise = np.where(noisy[:, None], noise, prior).astype(noise.dtype)
+    if noisy.any() and cfg.rule == "gumbel":
         gumbel = (rng.gumbel(size=(B, A)) * cfg.gumbel_scale).astype(np.float32)
+        gumbel[~noisy] = 0.0
     tree.reset(root.prior_logits, root.value, root.legal_mask, noise=noise,
                noise_weight=cfg.root_noise_weight if noise is not None else 0.0, gumbel=gumbel,
                reuse_action=reuse_action, reuse_value=reuse_value)

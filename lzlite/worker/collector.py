@@ -70,14 +70,13 @@ class Collector:
     def _search_step(self, idx: np.ndarray, ply: np.ndarray, temperature: float) -> Tuple[Any, np.ndarray, np.ndarray]:
         """One batched search for games ``idx`` (at plies ``ply``): (SearchOutput, action [n], policy target [n, A]).
 
-        With ``temperature_moves >= 0`` (AlphaZero style) games past that ply play the most visited move.
+        With ``temperature_moves >= 0`` (AlphaZero style) games past that ply play their best move (the
+        most visited one under PUCT, the noise-free search's choice under Gumbel; ``Policy.act``).
         """
-        out = self.policy.act(self.venv, idx, self.rng, mode="collect", temperature=temperature)
-        action = out.action.copy()
-        if int(self.cfg.temperature_moves) >= 0:
-            greedy = ply >= int(self.cfg.temperature_moves)
-            action[greedy] = np.argmax(out.visit_counts[greedy], axis=1)
-        return out, action, self.policy.policy_target(out)
+        moves = int(self.cfg.temperature_moves)
+        kwargs = {"greedy": ply >= moves} if moves >= 0 else {}
+        out = self.policy.act(self.venv, idx, self.rng, mode="collect", temperature=temperature, **kwargs)
+        return out, out.action.copy(), self.policy.policy_target(out)
 
     def collect(self, n_episode: Optional[int] = None, train_iter: int = 0) -> Tuple[List[GameSegment], Dict[str, float]]:
         """Play ``n_episode`` full episodes; return their GameSegments and statistics."""

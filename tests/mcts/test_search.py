@@ -74,6 +74,26 @@ def test_alphazero_adapter_finds_forced_win_in_nim(rule):
     assert adapter.num_net_rows < 4 + 4 * 150
 
 
+@pytest.mark.parametrize("rule", ["puct", "gumbel"])
+def test_per_root_noise_mask_leaves_unmarked_roots_noise_free(rule):
+    """add_noise as a bool [B] array: roots marked False search exactly as a noise-free search does."""
+    game = NimGame()
+    states = game.new_states(4, 7)
+    cfg = SearchConfig(rule=rule, num_simulations=12, discount=1.0, value_sign=-1.0, backend="py",
+                       max_num_considered_actions=3, root_noise_weight=0.5)
+    clean, _ = run_alphazero(game, states, cfg, add_noise=False)
+    mask = np.array([True, False, True, False])
+    noisy_differs = False
+    for seed in range(5):
+        out, _ = run_alphazero(game, states, cfg, seed=seed, add_noise=mask)
+        for field in ("visit_counts", "improved_policy", "root_prior", "action"):
+            np.testing.assert_array_equal(getattr(out, field)[~mask], getattr(clean, field)[~mask], err_msg=field)
+        noisy_differs |= not np.array_equal(out.visit_counts[mask], clean.visit_counts[mask])
+        if rule == "puct":
+            assert not np.allclose(out.root_prior[mask], clean.root_prior[mask]), "marked roots get Dirichlet noise"
+    assert noisy_differs, "marked roots must be searched with noise"
+
+
 def test_alphazero_adapter_terminal_leaves_cost_no_network_call():
     game = NimGame()
     calls = []
