@@ -72,6 +72,9 @@ class Policy:
             env_type="board_games",  # 'board_games' (two-player, value_sign -1) or 'not_board_games'
             action_type="varied_action_space",  # LightZero compatibility; lzlite always uses full-space masks
             num_threads=1,  # torch intra-op threads; small board-game nets run fastest on one (0: torch's default)
+            learner_dtype="float32",  # 'float32' or 'bfloat16': autocast the loss's forward (and so its backward);
+            #                 ~2x faster learner steps on CPUs with AMX (Sapphire Rapids and later), slower without
+            channels_last=False,  # keep conv weights NHWC: oneDNN's fast layout on CPU (pair it with 'bfloat16')
             mcts_ctree=True,  # True: the C++ search tree; False: the pure-numpy reference tree
             search_rule="puct",  # 'puct' (AlphaZero/MuZero) or 'gumbel' (Gumbel MuZero)
             num_simulations=25,  # simulations per search
@@ -147,6 +150,10 @@ class Policy:
         self.value_sign = float(value_sign)
         self.device = self._resolve_device(cfg)
         self.model = (model if model is not None else self._hook_make_model()).to(self.device)
+        if cfg.learner_dtype not in ("float32", "bfloat16"):
+            raise ValueError(f"policy.learner_dtype must be 'float32' or 'bfloat16', got {cfg.learner_dtype!r}")
+        if cfg.channels_last:
+            self.model.to(memory_format=torch.channels_last)
         self.target_model = copy.deepcopy(self.model).eval()
         for p in self.target_model.parameters():
             p.requires_grad_(False)
@@ -235,7 +242,9 @@ class Policy:
     def compute_loss(self, batch: Any) -> Tuple[torch.Tensor, Dict[str, float], Optional[np.ndarray]]:
         """Loss for a sampled batch: (scalar loss tensor, stats, new priorities [Bt] or None)."""
         self.model.train()
-        loss, stats, priorities = self._hook_loss(batch)
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.cfg.learner_dtype == "bfloat16"):
+            loss, stats, priorities = self._hook_loss(batch)
+        loss = loss.float()  # a loss summed in bfloat16 under autocast: backward starts from float32
         if loss.dim() != 0:
             raise RuntimeError(f"{type(self).__name__}._hook_loss must return a scalar loss, got shape {tuple(loss.shape)}")
         if not torch.isfinite(loss):
