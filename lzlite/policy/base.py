@@ -87,6 +87,7 @@ class Policy:
             gumbel_scale=1.0,  # Gumbel: scale of the Gumbel noise during collection
             c_visit=50.0,  # Gumbel: sigma(q) = (c_visit + max N) * c_scale * q
             c_scale=0.1,  # Gumbel: see c_visit; 0.1 (mctx's value_scale) lets the prior and Gumbel noise count
+            eval_c_scale=None,  # Gumbel: c_scale of evaluation searches (None: c_scale); larger trusts Q over the prior
             rescale_values=False,  # Gumbel: min-max rescale completed Q before sigma (mctx style)
             discount_factor=0.997,  # reward discount (board games: 1.0)
             collector_env_num=8,  # games played at once by the collector
@@ -169,6 +170,11 @@ class Policy:
             if isinstance(n, bool) or not isinstance(n, int) or n < 1:
                 raise ValueError(f"policy.eval_num_simulations must be a positive int or None, got {n!r}")
             self.eval_search_cfg = dataclasses.replace(self.search_cfg, num_simulations=n)
+        if cfg.get("eval_c_scale") is not None:
+            c = cfg.eval_c_scale
+            if isinstance(c, bool) or not isinstance(c, (int, float)) or not c > 0:
+                raise ValueError(f"policy.eval_c_scale must be a positive number or None, got {c!r}")
+            self.eval_search_cfg = dataclasses.replace(self.eval_search_cfg, c_scale=float(c))
         self._adapters: Dict[str, Any] = {}
 
     # ------------------------------------------------------------------ acting

@@ -1,0 +1,80 @@
+"""Learner step time of a zoo config in each precision mode, against float32 NCHW in the same run.
+
+Modes: float32 (the default), float32 + channels_last, bfloat16 + channels_last
+(``policy.learner_dtype='bfloat16'``, ``policy.channels_last=True``). Each mode trains a fresh policy of
+the config on the same replay buffer (one collect of the untrained policy) and times ``Learner.train``
+on sampled, augmented batches; the median over ``--steps`` steps after ``--warmup`` is reported, with
+the speed-up over float32. Torch uses the config's ``policy.num_threads`` (1 in the zoo configs), as training does.
+
+bfloat16 pays off on CPUs with AMX or AVX512-BF16 (Sapphire Rapids and later; the capability line
+below says what torch found) and on recent GPUs; on CPUs without them bfloat16 convolutions are emulated
+and slower.
+
+    python benchmarks/bench_learner.py                                 # Connect Four Gumbel MuZero
+    python benchmarks/bench_learner.py --cfg zoo/tictactoe/muzero_config.py --steps 10
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import time
+
+import numpy as np
+import torch
+
+from lzlite.config import compile_config, deep_update, load_config_file
+from lzlite.entry.loop import build_components
+from lzlite.worker.learner import Learner
+
+MODES = {
+    "float32": dict(learner_dtype="float32", channels_last=False),
+    "float32 + channels_last": dict(learner_dtype="float32", channels_last=True),
+    "bfloat16 + channels_last": dict(learner_dtype="bfloat16", channels_last=True),
+}
+
+
+def time_mode(main_config: dict, create_config: dict, overrides: dict, segments: list, steps: int,
+              warmup: int) -> float:
+    """Median seconds per learner step for the config with ``overrides`` in its policy section."""
+    cfg = compile_config(deep_update(copy.deepcopy(main_config), dict(policy=overrides)), create_config, seed=0)
+    parts = build_components(cfg)
+    parts["buffer"].push_segments(segments)
+    learner = Learner(parts["policy"], cfg.policy, max_train_iter=warmup + steps)
+    rng = np.random.default_rng(0)
+    times = []
+    for i in range(warmup + steps):
+        batch = parts["buffer"].sample(cfg.policy.batch_size, rng)
+        if parts["augment"] is not None:
+            batch = parts["augment"](batch, rng)
+        t0 = time.perf_counter()
+        learner.train(batch)
+        if i >= warmup:
+            times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cfg", default="zoo/connect4/gumbel_muzero_config.py", help="a zoo config file")
+    parser.add_argument("--steps", type=int, default=20, help="timed learner steps per mode")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed learner steps per mode")
+    args = parser.parse_args()
+    main_config, create_config = load_config_file(args.cfg)
+    cfg = compile_config(copy.deepcopy(main_config), create_config, seed=0)
+    if cfg.policy.num_threads > 0:  # as training does
+        torch.set_num_threads(cfg.policy.num_threads)
+    parts = build_components(cfg)  # one collect of the untrained policy fills every mode's buffer
+    segments, _ = parts["collector"].collect()
+    print(f"{args.cfg}: batch {cfg.policy.batch_size}, K={cfg.policy.num_unroll_steps}, "
+          f"{sum(len(s) for s in segments)} transitions in the buffer, torch threads {torch.get_num_threads()}, "
+          f"CPU capability {torch.backends.cpu.get_cpu_capability()}")
+    base = None
+    print(f"{'mode':<26} {'s/step (median)':>16} {'steps/s':>8} {'speed-up':>9}")
+    for name, overrides in MODES.items():
+        t = time_mode(main_config, create_config, overrides, segments, args.steps, args.warmup)
+        base = base or t
+        print(f"{name:<26} {t:>16.3f} {1 / t:>8.2f} {base / t:>8.2f}x")
+
+
+if __name__ == "__main__":
+    main()
