@@ -50,6 +50,17 @@ def search_config_from_policy(cfg: EasyDict, value_sign: float) -> Any:
     )
 
 
+def fast_bfloat16(device: torch.device) -> bool:
+    """Whether bfloat16 matmuls/convolutions run in hardware on ``device``: a CUDA GPU that supports bf16,
+    or a CPU with AMX tiles (torch's own probe; False where this torch build has none)."""
+    if device.type == "cuda":
+        return bool(torch.cuda.is_bf16_supported())
+    if device.type == "cpu":
+        probe = getattr(torch.cpu, "_is_amx_tile_supported", None)
+        return bool(probe()) if probe is not None else False
+    return False
+
+
 class Policy:
     """Base template; see the module docstring for the hooks."""
 
@@ -72,8 +83,9 @@ class Policy:
             env_type="board_games",  # 'board_games' (two-player, value_sign -1) or 'not_board_games'
             action_type="varied_action_space",  # LightZero compatibility; lzlite always uses full-space masks
             num_threads=1,  # torch intra-op threads; small board-game nets run fastest on one (0: torch's default)
-            learner_dtype="float32",  # 'float32' or 'bfloat16': autocast the loss's forward (and so its backward);
-            #                 ~2x faster learner steps on CPUs with AMX (Sapphire Rapids and later), slower without
+            learner_dtype="float32",  # 'float32', 'bfloat16' (autocast the loss's forward, and so its backward) or
+            #  'auto' (bfloat16 where it is fast: CPUs with AMX, CUDA GPUs with bf16); ~2x faster learner steps on
+            #  AMX CPUs (Sapphire Rapids and later), slower on CPUs without bf16 hardware
             channels_last=False,  # keep conv weights NHWC: oneDNN's fast layout on CPU (pair it with 'bfloat16')
             mcts_ctree=True,  # True: the C++ search tree; False: the pure-numpy reference tree
             search_rule="puct",  # 'puct' (AlphaZero/MuZero) or 'gumbel' (Gumbel MuZero)
@@ -151,8 +163,11 @@ class Policy:
         self.value_sign = float(value_sign)
         self.device = self._resolve_device(cfg)
         self.model = (model if model is not None else self._hook_make_model()).to(self.device)
-        if cfg.learner_dtype not in ("float32", "bfloat16"):
-            raise ValueError(f"policy.learner_dtype must be 'float32' or 'bfloat16', got {cfg.learner_dtype!r}")
+        if cfg.learner_dtype not in ("float32", "bfloat16", "auto"):
+            raise ValueError(f"policy.learner_dtype must be 'float32', 'bfloat16' or 'auto', got {cfg.learner_dtype!r}")
+        self.learner_dtype = cfg.learner_dtype
+        if self.learner_dtype == "auto":
+            self.learner_dtype = "bfloat16" if fast_bfloat16(self.device) else "float32"
         if cfg.channels_last:
             self.model.to(memory_format=torch.channels_last)
         self.target_model = copy.deepcopy(self.model).eval()
@@ -248,7 +263,7 @@ class Policy:
     def compute_loss(self, batch: Any) -> Tuple[torch.Tensor, Dict[str, float], Optional[np.ndarray]]:
         """Loss for a sampled batch: (scalar loss tensor, stats, new priorities [Bt] or None)."""
         self.model.train()
-        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.cfg.learner_dtype == "bfloat16"):
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.learner_dtype == "bfloat16"):
             loss, stats, priorities = self._hook_loss(batch)
         loss = loss.float()  # a loss summed in bfloat16 under autocast: backward starts from float32
         if loss.dim() != 0:

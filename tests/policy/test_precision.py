@@ -1,4 +1,4 @@
-"""learner_dtype='bfloat16' (autocast loss) and channels_last (NHWC conv weights)."""
+"""learner_dtype='bfloat16' / 'auto' (autocast loss) and channels_last (NHWC conv weights)."""
 from __future__ import annotations
 
 import os
@@ -28,7 +28,7 @@ def test_bfloat16_loss_is_the_float32_loss_to_bf16_precision(algo):
     policy, batch = _policy_and_batch(algo)
     torch.manual_seed(0)
     fp32, _, _ = policy.compute_loss(batch)
-    policy.cfg.learner_dtype = "bfloat16"
+    policy.learner_dtype = "bfloat16"
     bf16, _, _ = policy.compute_loss(batch)
     assert fp32.dtype == bf16.dtype == torch.float32
     assert bf16.item() != fp32.item(), "autocast must be on: bf16 matmuls round differently"
@@ -53,8 +53,18 @@ def test_channels_last_keeps_the_network_function_and_checkpoints_portable():
 
 
 def test_bad_learner_dtype_is_a_clear_error():
-    with pytest.raises(ValueError, match="learner_dtype must be 'float32' or 'bfloat16'"):
+    with pytest.raises(ValueError, match="learner_dtype must be 'float32', 'bfloat16' or 'auto'"):
         _policy_and_batch("muzero", learner_dtype="fp16")
+
+
+@pytest.mark.parametrize("amx", [True, False])
+def test_auto_learner_dtype_follows_the_hardware_probe(monkeypatch, amx):
+    import lzlite.policy.base as base
+
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx, raising=False)
+    assert base.fast_bfloat16(torch.device("cpu")) is amx
+    policy, _ = _policy_and_batch("muzero", learner_dtype="auto")
+    assert policy.learner_dtype == ("bfloat16" if amx else "float32")
 
 
 def test_train_muzero_in_bfloat16_with_channels_last(tmp_path):
