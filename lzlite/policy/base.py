@@ -204,8 +204,8 @@ class Policy:
             rng: generator for the root noise and action sampling.
             mode: 'collect' (root noise, temperature) or 'eval' (no noise, greedy).
             greedy: bool [B] or None, collect mode: roots to play their best move (``temperature_moves``).
-                PUCT: the most visited action (the root noise stays, as in AlphaZero); Gumbel: the search
-                runs without Gumbel noise at those roots and plays its sequential-halving winner, as in eval.
+                PUCT: the most visited action (the root noise stays, as in AlphaZero); Gumbel: the collect
+                search runs without Gumbel noise at those roots and plays its sequential-halving winner.
         Returns:
             SearchOutput with ``action`` int [B] (always legal).
         """
