@@ -109,8 +109,8 @@ def select_action(visit_counts: np.ndarray, temperature: float, rng: np.random.G
 
 
 def search(adapter: SearchAdapter, root: RootOutput, cfg: Any, rng: np.random.Generator, *,
-           temperature: float = 0.0, add_noise: Any = True, reuse_action: Optional[np.ndarray] = None,
-           reuse_value: Optional[np.ndarray] = None) -> SearchOutput:
+           temperature: float = 0.0, add_noise: Any = True, greedy: Optional[np.ndarray] = None,
+           reuse_action: Optional[np.ndarray] = None, reuse_value: Optional[np.ndarray] = None) -> SearchOutput:
     """Runs cfg.num_simulations simulations from B roots and picks an action per root.
 
     Args:
@@ -124,6 +124,9 @@ def search(adapter: SearchAdapter, root: RootOutput, cfg: Any, rng: np.random.Ge
         add_noise: PUCT: mix Dirichlet noise into the root prior; Gumbel: draw Gumbel(0, 1) *
             gumbel_scale (otherwise zeros, a deterministic search). A bool [B] array instead applies
             this per root: roots marked False are searched without noise.
+        greedy: bool [B] or None, roots that play their best move (collection's ``temperature_moves``):
+            PUCT the most visited action (root noise kept, as in AlphaZero); Gumbel the sequential-halving
+            winner of a search without Gumbel noise at that root.
         reuse_action: int [B] or None, ReZero: root action whose Q is given (-1: none).
         reuse_value: float [B] or None, that action's Q from the root player's view.
 
@@ -147,6 +150,12 @@ def search(adapter: SearchAdapter, root: RootOutput, cfg: Any, rng: np.random.Ge
                          f"adapter.prepare(B, num_simulations + 1) before adapter.initial(...)")
 
     noisy = np.broadcast_to(np.asarray(add_noise, dtype=bool), (B,))
+    if greedy is not None:
+        greedy = np.asarray(greedy, dtype=bool)
+        if greedy.shape != (B,):
+            raise ValueError(f"greedy must be a bool array of shape ({B},), got {greedy.shape}")
+        if cfg.rule == "gumbel":
+            noisy = noisy & ~greedy
     tree = get_tree(cfg, B, A)
     noise = gumbel = None
     if noisy.any() and cfg.rule == "puct" and cfg.root_noise_weight > 0:
@@ -171,6 +180,8 @@ def search(adapter: SearchAdapter, root: RootOutput, cfg: Any, rng: np.random.Ge
         chosen = out["gumbel_action"].astype(np.int64)
     else:
         chosen = select_action(out["visit_counts"], temperature, rng)
+        if greedy is not None:
+            chosen[greedy] = select_action(out["visit_counts"][greedy], 0.0, rng)
     root_prior = masked_softmax(np.asarray(logits, np.float64), legal.astype(bool))
     if noise is not None:
         root_prior = np.where(legal.astype(bool), (1 - cfg.root_noise_weight) * root_prior

@@ -203,9 +203,8 @@ class Policy:
             idx: int [B] env indices to search from (running games only).
             rng: generator for the root noise and action sampling.
             mode: 'collect' (root noise, temperature) or 'eval' (no noise, greedy).
-            greedy: bool [B] or None, collect mode: roots to play their best move (``temperature_moves``).
-                PUCT: the most visited action (the root noise stays, as in AlphaZero); Gumbel: the collect
-                search runs without Gumbel noise at those roots and plays its sequential-halving winner.
+            greedy: bool [B] or None, collect mode: roots to play their best move (``temperature_moves``;
+                see ``lzlite.mcts.search.search``).
         Returns:
             SearchOutput with ``action`` int [B] (always legal).
         """
@@ -215,21 +214,13 @@ class Policy:
         self.model.eval()
         # the env, not the network, knows which actions are legal at the roots
         legal_mask = venv.legal_mask()[idx]
-        add_noise: Any = mode == "collect"
-        if greedy is not None and mode == "collect":
-            greedy = np.asarray(greedy, dtype=bool)
-            if greedy.shape != (len(idx),):
-                raise ValueError(f"greedy must be a bool array of shape ({len(idx)},) like idx, got {greedy.shape}")
-            if self.search_cfg.rule == "gumbel":
-                add_noise = ~greedy
+        collect = mode == "collect"
         out = self._search_roots(
             self._adapter_for(venv), self._hook_root_input(venv, idx), legal_mask, rng,
-            search_cfg=self.search_cfg if mode == "collect" else self.eval_search_cfg,
-            temperature=temperature if mode == "collect" else 0.0, add_noise=add_noise,
+            search_cfg=self.search_cfg if collect else self.eval_search_cfg,
+            temperature=temperature if collect else 0.0, add_noise=collect, greedy=greedy if collect else None,
             reuse_action=reuse_action, reuse_value=reuse_value,
         )
-        if greedy is not None and mode == "collect" and self.search_cfg.rule != "gumbel":
-            out.action[greedy] = np.argmax(out.visit_counts[greedy], axis=1)
         legal = legal_mask[np.arange(len(idx)), out.action]
         if not np.all(legal):
             bad = int(np.flatnonzero(~legal)[0])
