@@ -1,4 +1,4 @@
-"""Connect Four, Gumbel MuZero: few simulations suffice thanks to sequential halving.
+"""Connect Four, Gumbel MuZero: sequential halving at the root, policy trained on the improved policy.
 
     python -m lzlite.entry --cfg zoo/connect4/gumbel_muzero_config.py
 """
