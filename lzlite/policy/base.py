@@ -46,6 +46,7 @@ def search_config_from_policy(cfg: EasyDict, value_sign: float) -> Any:
         c_visit=cfg.c_visit,
         c_scale=cfg.c_scale,
         rescale_values=cfg.rescale_values,
+        root_value=cfg.root_value,
         backend="c" if cfg.mcts_ctree else "py",
     )
 
@@ -101,6 +102,10 @@ class Policy:
             c_scale=0.1,  # Gumbel: see c_visit; 0.1 (mctx's value_scale) lets the prior and Gumbel noise count
             eval_c_scale=None,  # Gumbel: c_scale of evaluation searches (None: c_scale); larger trusts Q over the prior
             rescale_values=False,  # Gumbel: min-max rescale completed Q before sigma (mctx style)
+            # the root value stored for value targets (bootstraps, reanalyze): 'mean' (the visit-weighted mean
+            #  return; AlphaZero/MuZero) or 'chosen_q' (Q of the move the search chose; a Gumbel search spreads
+            #  its visits over the considered moves, so its mean is pulled toward the worst of them)
+            root_value="mean",
             discount_factor=0.997,  # reward discount (board games: 1.0)
             collector_env_num=8,  # games played at once by the collector
             evaluator_env_num=8,  # games played at once by the evaluator
@@ -178,6 +183,8 @@ class Policy:
         if cfg.value_bootstrap == "target_network" and type(self)._hook_target_value is Policy._hook_target_value:
             raise ValueError(f"policy.value_bootstrap='target_network' is not supported by {type(self).__name__} "
                              f"(it has no _hook_target_value); use 'stored'")
+        if cfg.root_value not in ("mean", "chosen_q"):
+            raise ValueError(f"policy.root_value must be 'mean' or 'chosen_q', got {cfg.root_value!r}")
         self.search_cfg = search_config_from_policy(cfg, value_sign)
         self.eval_search_cfg = self.search_cfg  # mode='eval' searches (greedy play) use this one
         if cfg.get("eval_num_simulations") is not None:

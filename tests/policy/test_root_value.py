@@ -1,0 +1,56 @@
+"""policy.root_value: which root value the collector stores for value targets."""
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from lzlite.config import compile_config
+from lzlite.entry.loop import build_components
+from lzlite.envs.vector import BoardVectorEnv
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "entry"))
+from tiny_configs import tiny_config  # noqa: E402
+
+
+def _policy(algo, **overrides):
+    return build_components(compile_config(*tiny_config(algo, **overrides), seed=0))["policy"]
+
+
+def _random_weights(policy):
+    """Random weights (an untrained value head outputs exactly 0)."""
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for p in policy.model.parameters():
+            p.add_(0.3 * torch.randn_like(p))
+    return policy
+
+
+def _searched(policy, mode):
+    venv = BoardVectorEnv("tictactoe", 6)
+    venv.reset()
+    venv.step(np.array([4, 0, 8, 2, 1, 3]))  # six different one-move openings
+    return policy.act(venv, np.arange(6), np.random.default_rng(0), mode=mode)
+
+
+@pytest.mark.parametrize("mode", ["collect", "eval"])
+def test_chosen_q_reports_the_played_moves_q(mode):
+    a = _random_weights(_policy("gumbel_muzero"))
+    b = _policy("gumbel_muzero", root_value="chosen_q")
+    b.model.load_state_dict(a.model.state_dict())
+    mean, chosen = _searched(a, mode), _searched(b, mode)
+    np.testing.assert_array_equal(chosen.action, mean.action)  # same search, same moves
+    rows = np.arange(6)
+    assert (mean.visit_counts[rows, mean.action] > 0).all()
+    np.testing.assert_allclose(chosen.root_value, mean.qvalues[rows, mean.action], rtol=1e-6)
+    assert not np.allclose(chosen.root_value, mean.root_value)
+
+
+def test_mean_is_the_default_and_bad_values_are_errors():
+    assert _policy("gumbel_muzero").search_cfg.root_value == "mean"
+    assert _policy("alphazero", root_value="chosen_q").search_cfg.root_value == "chosen_q"
+    with pytest.raises(ValueError, match="policy.root_value must be 'mean' or 'chosen_q', got 'max'"):
+        _policy("muzero", root_value="max")
