@@ -8,7 +8,10 @@ Prints, over the positions the optimal-move rate is graded on (``zoo/<game>/eval
 * lookahead (MuZero family): how often argmax_a [r(s, a) - v(g(s, a))] through the learned model is
   optimal, i.e. a one-simulation-per-action search;
 * value (when the positions carry solver scores, e.g. Connect Four): how often the sign of the value
-  head agrees with the solver on decided positions, and the mean |v|.
+  head agrees with the solver on decided positions, and the mean |v|;
+* search values (with solver scores): one evaluation search per position; for the root's visit-weighted
+  mean return (``root_value='mean'``) and the chosen move's Q (``'chosen_q'``), the squared error to the
+  sign of the solver's score and the sign agreement on decided positions: which one to bootstrap from.
 
 It tells a weak network from a weak search: ``optimal_move_rate`` in training logs is the search's.
 """
@@ -71,6 +74,27 @@ def report(model: torch.nn.Module, game: str) -> dict:
     return out
 
 
+def search_report(policy, game: str, scores: np.ndarray) -> dict:
+    """Value estimates of one eval-mode search per graded position, against the solver's sign."""
+    import dataclasses
+
+    states, _ = graded_positions(game)
+    venv = BoardVectorEnv(game, len(states))
+    venv.states[:] = states
+    out = {}
+    target, decided = np.sign(scores), scores != 0
+    base = policy.eval_search_cfg
+    for kind in ("mean", "chosen_q"):
+        policy.eval_search_cfg = dataclasses.replace(base, root_value=kind)
+        try:
+            v = policy.act(venv, np.arange(len(states)), np.random.default_rng(0), mode="eval").root_value
+        finally:
+            policy.eval_search_cfg = base
+        out[f"search_{kind}_sq_err"] = float(((v - target) ** 2).mean())
+        out[f"search_{kind}_sign"] = float((np.sign(v[decided]) == target[decided]).mean())
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cfg", required=True, help="the run's config file (runs/<exp>/config.py)")
@@ -80,8 +104,13 @@ def main() -> None:
     cfg = compile_config(*load_config_file(args.cfg))
     policy = build_components(cfg)["policy"]
     policy.load_state_dict(load_checkpoint(args.ckpt)["policy"])
-    for key, val in report(policy.model.eval(), cfg.create.env.type).items():
-        print(f"{key:16s} {val:.4f}" if isinstance(val, float) else f"{key:16s} {val}")
+    game = cfg.create.env.type
+    stats = report(policy.model.eval(), game)
+    scores = solver_scores(game)
+    if scores is not None and len(scores) == stats["positions"]:
+        stats.update(search_report(policy, game, scores))
+    for key, val in stats.items():
+        print(f"{key:24s} {val:.4f}" if isinstance(val, float) else f"{key:24s} {val}")
 
 
 if __name__ == "__main__":

@@ -54,3 +54,25 @@ def test_mean_is_the_default_and_bad_values_are_errors():
     assert _policy("alphazero", root_value="chosen_q").search_cfg.root_value == "chosen_q"
     with pytest.raises(ValueError, match="policy.root_value must be 'mean' or 'chosen_q', got 'max'"):
         _policy("muzero", root_value="max")
+
+
+def test_model_report_grades_both_root_values_against_the_solver_sign():
+    """benchmarks/model_report.py's search report: each root value's error to the solver's sign."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
+    from benchmarks.model_report import search_report
+    from lzlite.worker.metrics import graded_positions
+
+    policy = _random_weights(_policy("gumbel_muzero"))
+    states, _ = graded_positions("tictactoe")
+    scores = np.random.default_rng(1).integers(-1, 2, len(states))  # stand-in solver scores
+    got = search_report(policy, "tictactoe", scores)
+    assert policy.eval_search_cfg.root_value == "mean", "the report restores the policy's search config"
+    venv = BoardVectorEnv("tictactoe", len(states))
+    venv.states[:] = states
+    out = policy.act(venv, np.arange(len(states)), np.random.default_rng(0), mode="eval")
+    rows = np.arange(len(states))
+    for kind, v in (("mean", out.root_value), ("chosen_q", out.qvalues[rows, out.action])):
+        np.testing.assert_allclose(got[f"search_{kind}_sq_err"], ((v - np.sign(scores)) ** 2).mean(), rtol=1e-5)
+        d = scores != 0
+        np.testing.assert_allclose(got[f"search_{kind}_sign"], (np.sign(v[d]) == np.sign(scores[d])).mean())
+    assert got["search_mean_sq_err"] != got["search_chosen_q_sq_err"]
