@@ -18,6 +18,7 @@ It tells a weak network from a weak search: ``optimal_move_rate`` in training lo
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -76,8 +77,6 @@ def report(model: torch.nn.Module, game: str) -> dict:
 
 def search_report(policy, game: str, scores: np.ndarray) -> dict:
     """Value estimates of one eval-mode search per graded position, against the solver's sign."""
-    import dataclasses
-
     states, _ = graded_positions(game)
     venv = BoardVectorEnv(game, len(states))
     venv.states[:] = states

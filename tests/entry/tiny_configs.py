@@ -46,3 +46,11 @@ def tiny_config(algo: str, exp_name: str = "tiny", **policy_overrides):
         policy.update(num_unroll_steps=3, td_steps=5, discount_factor=1.0)
     main, create = extend_base(algo, dict(exp_name=exp_name, policy=policy), dict(env=dict(type="tictactoe")))
     return [main, create]
+
+
+def tiny_policy(algo: str, **policy_overrides):
+    """The policy object of ``tiny_config(algo, **policy_overrides)``, compiled with seed 0."""
+    from lzlite.config import compile_config
+    from lzlite.entry.loop import build_components
+
+    return build_components(compile_config(*tiny_config(algo, **policy_overrides), seed=0))["policy"]

@@ -8,16 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from lzlite.config import compile_config
-from lzlite.entry.loop import build_components
 from lzlite.envs.vector import BoardVectorEnv
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "entry"))
-from tiny_configs import tiny_config  # noqa: E402
-
-
-def _policy(algo, **overrides):
-    return build_components(compile_config(*tiny_config(algo, **overrides), seed=0))["policy"]
+from tiny_configs import tiny_policy as _policy  # noqa: E402
 
 
 def _random_weights(policy):

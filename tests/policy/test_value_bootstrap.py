@@ -8,16 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from lzlite.config import compile_config
 from lzlite.entry import train_muzero
-from lzlite.entry.loop import build_components
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "entry"))
-from tiny_configs import tiny_config  # noqa: E402
-
-
-def _policy(algo, **overrides):
-    return build_components(compile_config(*tiny_config(algo, **overrides), seed=0))["policy"]
+from tiny_configs import tiny_config, tiny_policy as _policy  # noqa: E402
 
 
 def _obs(n, seed=0):
