@@ -13,6 +13,10 @@ Prints, over the positions the optimal-move rate is graded on (``zoo/<game>/eval
   mean return (``root_value='mean'``) and the chosen move's Q (``'chosen_q'``), the squared error to the
   sign of the solver's score and the sign agreement on decided positions: which one to bootstrap from.
 
+With ``--line 3,3,3,3`` (repeatable) it also prints, after each move sequence, the network's value
+and prior and the eval search's improved policy, Q values, visits and move: what the agent believes
+on a line that the graded (10-26 ply) positions never reach, such as the opening.
+
 It tells a weak network from a weak search: ``optimal_move_rate`` in training logs is the search's.
 """
 from __future__ import annotations
@@ -94,10 +98,35 @@ def search_report(policy, game: str, scores: np.ndarray) -> dict:
     return out
 
 
+def line_report(policy, game: str, lines: list) -> list:
+    """One eval-mode search after each move sequence (a list of actions from the initial position)."""
+    rows = []
+    for line in lines:
+        venv = BoardVectorEnv(game, 1)
+        venv.reset()
+        for a in line:
+            venv.step(np.array([a]), np.array([0]))
+        out = policy.act(venv, np.array([0]), np.random.default_rng(0), mode="eval")
+        rows.append(dict(line=",".join(map(str, line)) or "(start)", value=float(out.predicted_value[0]),
+                         search_value=float(out.root_value[0]), prior=out.root_prior[0],
+                         improved=out.improved_policy[0], q=out.qvalues[0], visits=out.visit_counts[0],
+                         move=int(out.action[0])))
+    return rows
+
+
+def _moves(text: str) -> list:
+    try:
+        return [int(a) for a in text.split(",") if a.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--line wants comma-separated actions like 3,3,2, got {text!r}") from None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cfg", required=True, help="the run's config file (runs/<exp>/config.py)")
     parser.add_argument("--ckpt", required=True, help="checkpoint (runs/<exp>/ckpt/last.pt)")
+    parser.add_argument("--line", action="append", type=_moves, default=[], metavar="A,B,...",
+                        help="also search after this move sequence ('' is the initial position); repeatable")
     args = parser.parse_args()
     torch.set_num_threads(1)
     cfg = compile_config(*load_config_file(args.cfg))
@@ -110,6 +139,11 @@ def main() -> None:
         stats.update(search_report(policy, game, scores))
     for key, val in stats.items():
         print(f"{key:24s} {val:.4f}" if isinstance(val, float) else f"{key:24s} {val}")
+    with np.printoptions(precision=2, suppress=True, floatmode="fixed"):
+        for row in line_report(policy, game, args.line):
+            print(f"after {row['line']}: value {row['value']:+.2f}, search value {row['search_value']:+.2f}, "
+                  f"move {row['move']}\n  prior    {row['prior']}\n  improved {row['improved']}\n"
+                  f"  q        {row['q']}\n  visits   {row['visits']}")
 
 
 if __name__ == "__main__":

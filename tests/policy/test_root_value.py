@@ -70,3 +70,26 @@ def test_model_report_grades_both_root_values_against_the_solver_sign():
         d = scores != 0
         np.testing.assert_allclose(got[f"search_{kind}_sign"], (np.sign(v[d]) == np.sign(scores[d])).mean())
     assert got["search_mean_sq_err"] != got["search_chosen_q_sq_err"]
+
+
+def test_model_report_line_searches_the_position_after_the_moves():
+    """benchmarks/model_report.py --line: the eval search after a move sequence, as the policy plays it."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
+    from benchmarks.model_report import _moves, line_report
+
+    policy = _random_weights(_policy("gumbel_muzero"))
+    rows = line_report(policy, "tictactoe", [[], [4, 0]])
+    assert [r["line"] for r in rows] == ["(start)", "4,0"]
+    venv = BoardVectorEnv("tictactoe", 1)
+    venv.reset()
+    venv.step(np.array([4]), np.array([0]))
+    venv.step(np.array([0]), np.array([0]))
+    out = policy.act(venv, np.array([0]), np.random.default_rng(0), mode="eval")
+    assert rows[1]["move"] == out.action[0] and rows[1]["move"] not in (0, 4), "occupied squares are never played"
+    np.testing.assert_allclose(rows[1]["visits"], out.visit_counts[0])
+    assert rows[1]["visits"][[0, 4]].sum() == 0
+    np.testing.assert_allclose(rows[1]["prior"].sum(), 1.0, rtol=1e-5)
+    assert rows[0]["value"] != rows[1]["value"]
+    assert _moves("3, 3,2") == [3, 3, 2] and _moves("") == []
+    with pytest.raises(Exception, match="comma-separated actions"):
+        _moves("3;3")
