@@ -133,6 +133,10 @@ def main() -> None:
     policy = build_components(cfg)["policy"]
     policy.load_state_dict(load_checkpoint(args.ckpt)["policy"])
     game = cfg.create.env.type
+    try:  # first: an illegal move sequence fails before the long part
+        lines = line_report(policy, game, args.line)
+    except ValueError as e:  # IllegalActionError is a ValueError
+        parser.error(f"--line: {e}")
     stats = report(policy.model.eval(), game)
     scores = solver_scores(game)
     if scores is not None and len(scores) == stats["positions"]:
@@ -140,7 +144,7 @@ def main() -> None:
     for key, val in stats.items():
         print(f"{key:24s} {val:.4f}" if isinstance(val, float) else f"{key:24s} {val}")
     with np.printoptions(precision=2, suppress=True, floatmode="fixed"):
-        for row in line_report(policy, game, args.line):
+        for row in lines:
             print(f"after {row['line']}: value {row['value']:+.2f}, search value {row['search_value']:+.2f}, "
                   f"move {row['move']}\n  prior    {row['prior']}\n  improved {row['improved']}\n"
                   f"  q        {row['q']}\n  visits   {row['visits']}")

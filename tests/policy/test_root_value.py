@@ -93,3 +93,5 @@ def test_model_report_line_searches_the_position_after_the_moves():
     assert _moves("3, 3,2") == [3, 3, 2] and _moves("") == []
     with pytest.raises(Exception, match="comma-separated actions"):
         _moves("3;3")
+    with pytest.raises(ValueError, match="illegal action 4"):  # model_report turns it into a usage error
+        line_report(policy, "tictactoe", [[4, 4]])
