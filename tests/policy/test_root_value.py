@@ -11,6 +11,8 @@ import torch
 from lzlite.envs.vector import BoardVectorEnv
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "entry"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
+from benchmarks.model_report import _moves, line_report, search_report  # noqa: E402
 from tiny_configs import tiny_policy as _policy  # noqa: E402
 
 
@@ -52,8 +54,6 @@ def test_mean_is_the_default_and_bad_values_are_errors():
 
 def test_model_report_grades_both_root_values_against_the_solver_sign():
     """benchmarks/model_report.py's search report: each root value's error to the solver's sign."""
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
-    from benchmarks.model_report import search_report
     from lzlite.worker.metrics import graded_positions
 
     policy = _random_weights(_policy("gumbel_muzero"))
@@ -74,8 +74,6 @@ def test_model_report_grades_both_root_values_against_the_solver_sign():
 
 def test_model_report_line_searches_the_position_after_the_moves():
     """benchmarks/model_report.py --line: the eval search after a move sequence, as the policy plays it."""
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
-    from benchmarks.model_report import _moves, line_report
 
     policy = _random_weights(_policy("gumbel_muzero"))
     rows = line_report(policy, "tictactoe", [[], [4, 0]])
