@@ -17,6 +17,12 @@ With ``--line 3,3,3,3`` (repeatable) it also prints, after each move sequence, t
 and prior and the eval search's improved policy, Q values, visits and move: what the agent believes
 on a line that the graded (10-26 ply) positions never reach, such as the opening.
 
+With ``--selfplay N`` it plays N self-play games the way the collector does (the config's random opening
+plies, moves sampled by the collect search up to ``temperature_moves``, then its best move) and prints
+the mean game length and, per move, how often the mover missed an immediate win or handed the opponent
+one while a move that does not existed: what the training data is about (Connect Four: AlphaZero's
+games last ~30 plies, 2% handed wins in the best-move plies; the Gumbel MuZero recipe's ~23, ~5%).
+
 It tells a weak network from a weak search: ``optimal_move_rate`` in training logs is the search's.
 """
 from __future__ import annotations
@@ -114,6 +120,65 @@ def line_report(policy, game: str, lines: list) -> list:
     return rows
 
 
+def immediate_wins(game, state: np.ndarray) -> np.ndarray:
+    """bool [A]: the legal moves that win at once for the player to move in ``state`` (one state row)."""
+    legal = game.legal_mask(state[None])[0].astype(bool)
+    nxt = np.repeat(state[None], len(legal), axis=0)
+    reward, _ = game.step(nxt, np.where(legal, np.arange(len(legal)), int(legal.argmax())).astype(np.int32))
+    return (reward > 0) & legal
+
+
+def tactical_errors(game, state: np.ndarray, action: int) -> tuple[bool, bool]:
+    """(missed, handed) for playing ``action`` in ``state``: it passes up an immediate win; or, with no
+    win on offer, it lets the opponent win at once where some legal move would not."""
+    wins = immediate_wins(game, state)
+    if wins.any():
+        return not wins[action], False
+    legal = game.legal_mask(state[None])[0].astype(bool)
+    nxt = np.repeat(state[None], len(legal), axis=0)
+    _, done = game.step(nxt, np.where(legal, np.arange(len(legal)), int(legal.argmax())).astype(np.int32))
+    hands = np.array([legal[b] and not done[b] and immediate_wins(game, nxt[b]).any() for b in range(len(legal))])
+    return False, bool(hands[action] and (legal & ~hands).any())
+
+
+def selfplay_report(policy, game_name: str, games: int, random_opening_plies: int, temperature_moves: int,
+                    seed: int = 0) -> dict:
+    """``games`` self-play games as the collector plays them; length and tactical-error rates per move."""
+    rng = np.random.default_rng(seed)
+    venv = BoardVectorEnv(game_name, games)
+    venv.reset()
+    for i, k in enumerate(rng.integers(0, random_opening_plies + 1, games)):  # unrecorded random openings
+        for _ in range(k):
+            if venv.done[i]:
+                break
+            legal = np.flatnonzero(venv.legal_mask()[i])
+            venv.step(np.array([rng.choice(legal)]), np.array([i]))
+    venv.reset(np.flatnonzero(venv.done))  # an opening that ended the game starts over from the empty board
+    ply = np.zeros(games, dtype=np.int64)
+    counts = {k: np.zeros(2) for k in ("moves", "missed", "handed")}  # [sampled plies, best-move plies]
+    lengths, draws = [], 0
+    while not venv.done.all():
+        idx = np.flatnonzero(~venv.done)
+        greedy = ply[idx] >= temperature_moves
+        out = policy.act(venv, idx, rng, mode="collect", temperature=policy.collect_temperature(0), greedy=greedy)
+        for j, i in enumerate(idx):
+            missed, handed = tactical_errors(venv.game, venv.states[i], int(out.action[j]))
+            g = int(greedy[j])
+            counts["moves"][g] += 1
+            counts["missed"][g] += missed
+            counts["handed"][g] += handed
+        reward, done = venv.step(out.action, idx)
+        ply[idx] += 1
+        lengths += ply[idx[done]].tolist()
+        draws += int((reward[done] == 0).sum())
+    moves = counts["moves"]
+    out = dict(selfplay_games=games, selfplay_length=float(np.mean(lengths)), selfplay_draws=draws / games)
+    for key in ("missed", "handed"):
+        out[f"selfplay_{key}_win"] = float(counts[key].sum() / moves.sum())
+        out[f"selfplay_{key}_win_best_move_plies"] = float(counts[key][1] / max(moves[1], 1))
+    return out
+
+
 def _moves(text: str) -> list:
     try:
         return [int(a) for a in text.split(",") if a.strip()]
@@ -127,6 +192,8 @@ def main() -> None:
     parser.add_argument("--ckpt", required=True, help="checkpoint (runs/<exp>/ckpt/last.pt)")
     parser.add_argument("--line", action="append", type=_moves, default=[], metavar="A,B,...",
                         help="also search after this move sequence ('' is the initial position); repeatable")
+    parser.add_argument("--selfplay", type=int, default=0, metavar="N",
+                        help="also play N self-play games as the collector does and count tactical errors")
     args = parser.parse_args()
     torch.set_num_threads(1)
     cfg = compile_config(*load_config_file(args.cfg))
@@ -141,8 +208,12 @@ def main() -> None:
     scores = solver_scores(game)
     if scores is not None and len(scores) == stats["positions"]:
         stats.update(search_report(policy, game, scores))
+    if args.selfplay > 0:
+        pcfg = cfg.policy
+        stats.update(selfplay_report(policy, game, args.selfplay, int(pcfg.random_opening_plies),
+                                     int(pcfg.temperature_moves) if int(pcfg.temperature_moves) >= 0 else 1 << 30))
     for key, val in stats.items():
-        print(f"{key:24s} {val:.4f}" if isinstance(val, float) else f"{key:24s} {val}")
+        print(f"{key:36s} {val:.4f}" if isinstance(val, float) else f"{key:36s} {val}")
     with np.printoptions(precision=2, suppress=True, floatmode="fixed"):
         for row in lines:
             print(f"after {row['line']}: value {row['value']:+.2f}, search value {row['search_value']:+.2f}, "

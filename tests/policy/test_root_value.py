@@ -12,7 +12,7 @@ from lzlite.envs.vector import BoardVectorEnv
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "entry"))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
-from benchmarks.model_report import _moves, line_report, search_report  # noqa: E402
+from benchmarks.model_report import _moves, line_report, search_report, selfplay_report, tactical_errors  # noqa: E402
 from tiny_configs import tiny_policy as _policy  # noqa: E402
 
 
@@ -93,3 +93,34 @@ def test_model_report_line_searches_the_position_after_the_moves():
         _moves("3;3")
     with pytest.raises(ValueError, match="illegal action 4"):  # model_report turns it into a usage error
         line_report(policy, "tictactoe", [[4, 4]])
+
+
+def test_model_report_counts_missed_and_handed_immediate_wins():
+    """--selfplay's move grading on hand-made tic-tac-toe positions (cells 0-8 row by row)."""
+    venv = BoardVectorEnv("tictactoe", 1)
+    venv.reset()
+    for a in (0, 4, 1):  # X 0, 1 and O 4: O to move, X threatens 2
+        venv.step(np.array([a]), np.array([0]))
+    state = venv.states[0].copy()
+    assert tactical_errors(venv.game, state, 2) == (False, False), "blocking is no error"
+    assert tactical_errors(venv.game, state, 7) == (False, True), "anything else hands X the win at 2"
+    venv.step(np.array([2]), np.array([0]))  # O blocks and threatens 2-4-6
+    state = venv.states[0].copy()
+    assert tactical_errors(venv.game, state, 6) == (False, False)
+    assert tactical_errors(venv.game, state, 3) == (False, True)
+    venv.step(np.array([3]), np.array([0]))  # X errs: O to move wins at 6
+    state = venv.states[0].copy()
+    assert tactical_errors(venv.game, state, 6) == (False, False)
+    assert tactical_errors(venv.game, state, 5) == (True, False), "passing up the win at 6"
+
+
+def test_model_report_selfplay_plays_whole_games_reproducibly():
+    policy = _random_weights(_policy("gumbel_muzero"))
+    a = selfplay_report(policy, "tictactoe", 8, random_opening_plies=2, temperature_moves=2, seed=3)
+    b = selfplay_report(policy, "tictactoe", 8, random_opening_plies=2, temperature_moves=2, seed=3)
+    assert a == b
+    assert a["selfplay_games"] == 8 and 3 <= a["selfplay_length"] <= 9  # recorded plies after a 0-2 ply opening
+    assert 0 <= a["selfplay_draws"] <= 1
+    for key in ("missed_win", "handed_win", "missed_win_best_move_plies", "handed_win_best_move_plies"):
+        assert 0 <= a[f"selfplay_{key}"] <= 1
+    assert a["selfplay_handed_win"] + a["selfplay_missed_win"] > 0, "random weights blunder somewhere in 8 games"
