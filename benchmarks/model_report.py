@@ -21,7 +21,9 @@ With ``--selfplay N`` it plays N self-play games the way the collector does (the
 plies, moves sampled by the collect search up to ``temperature_moves``, then its best move) and prints
 the mean game length and, per move, how often the mover missed an immediate win or handed the opponent
 one while a move that does not existed: what the training data is about (Connect Four: AlphaZero's
-games last ~30 plies, 2% handed wins in the best-move plies; the Gumbel MuZero recipe's ~23, ~5%).
+games last ~30 plies, 2% handed wins in the best-move plies; the Gumbel MuZero recipe's ~23, ~4%).
+These are 1-ply checks, not solver grades: with discount 1 a search is indifferent between winning now
+and later, and between moves in a lost position, so some of them cost nothing.
 
 It tells a weak network from a weak search: ``optimal_move_rate`` in training logs is the search's.
 """
