@@ -31,6 +31,12 @@ class MuZeroPolicy(Policy):
     entry = "train_muzero"
     model_classes = {"conv": "MuZeroModel", "mlp": "MuZeroModelMLP"}
 
+    def __init__(self, cfg: EasyDict, model: Optional[torch.nn.Module] = None, value_sign: float = -1.0) -> None:
+        super().__init__(cfg, model=model, value_sign=value_sign)
+        if cfg.ssl_loss_weight > 0 and not getattr(self.model, "self_supervised_learning_loss", False):
+            raise ValueError(f"policy.ssl_loss_weight={cfg.ssl_loss_weight} needs the model's projection heads: "
+                             f"set policy.model.self_supervised_learning_loss=True (or ssl_loss_weight=0)")
+
     def _hook_make_adapter(self, model: torch.nn.Module, venv: Any) -> Any:
         return self._latent_adapter(model)
 
