@@ -122,30 +122,36 @@ def line_report(policy, game: str, lines: list) -> list:
     return rows
 
 
-def immediate_wins(game, state: np.ndarray) -> np.ndarray:
-    """bool [A]: the legal moves that win at once for the player to move in ``state`` (one state row)."""
+def _children(game, state: np.ndarray) -> tuple:
+    """Every legal move played from ``state`` (one state row): (legal [A], next states [A], reward [A], done [A]);
+    an illegal move's row is a copy of a legal one's, masked out by ``legal``."""
     legal = game.legal_mask(state[None])[0].astype(bool)
     nxt = np.repeat(state[None], len(legal), axis=0)
-    reward, _ = game.step(nxt, np.where(legal, np.arange(len(legal)), int(legal.argmax())).astype(np.int32))
+    reward, done = game.step(nxt, np.where(legal, np.arange(len(legal)), int(legal.argmax())).astype(np.int32))
+    return legal, nxt, reward, done
+
+
+def immediate_wins(game, state: np.ndarray) -> np.ndarray:
+    """bool [A]: the legal moves that win at once for the player to move in ``state`` (one state row)."""
+    legal, _, reward, _ = _children(game, state)
     return (reward > 0) & legal
 
 
 def tactical_errors(game, state: np.ndarray, action: int) -> tuple[bool, bool]:
     """(missed, handed) for playing ``action`` in ``state``: it passes up an immediate win; or, with no
     win on offer, it lets the opponent win at once where some legal move would not."""
-    wins = immediate_wins(game, state)
+    legal, nxt, reward, done = _children(game, state)
+    wins = (reward > 0) & legal
     if wins.any():
         return not wins[action], False
-    legal = game.legal_mask(state[None])[0].astype(bool)
-    nxt = np.repeat(state[None], len(legal), axis=0)
-    _, done = game.step(nxt, np.where(legal, np.arange(len(legal)), int(legal.argmax())).astype(np.int32))
     hands = np.array([legal[b] and not done[b] and immediate_wins(game, nxt[b]).any() for b in range(len(legal))])
     return False, bool(hands[action] and (legal & ~hands).any())
 
 
 def selfplay_report(policy, game_name: str, games: int, random_opening_plies: int, temperature_moves: int,
                     seed: int = 0) -> dict:
-    """``games`` self-play games as the collector plays them; length and tactical-error rates per move."""
+    """``games`` self-play games as the collector plays them (``temperature_moves < 0``: every move sampled);
+    length and tactical-error rates per move."""
     rng = np.random.default_rng(seed)
     venv = BoardVectorEnv(game_name, games)
     venv.reset()
@@ -161,7 +167,7 @@ def selfplay_report(policy, game_name: str, games: int, random_opening_plies: in
     lengths, draws = [], 0
     while not venv.done.all():
         idx = np.flatnonzero(~venv.done)
-        greedy = ply[idx] >= temperature_moves
+        greedy = ply[idx] >= temperature_moves if temperature_moves >= 0 else np.zeros(len(idx), dtype=bool)
         out = policy.act(venv, idx, rng, mode="collect", temperature=policy.collect_temperature(0), greedy=greedy)
         for j, i in enumerate(idx):
             missed, handed = tactical_errors(venv.game, venv.states[i], int(out.action[j]))
@@ -213,7 +219,7 @@ def main() -> None:
     if args.selfplay > 0:
         pcfg = cfg.policy
         stats.update(selfplay_report(policy, game, args.selfplay, int(pcfg.random_opening_plies),
-                                     int(pcfg.temperature_moves) if int(pcfg.temperature_moves) >= 0 else 1 << 30))
+                                     int(pcfg.temperature_moves)))
     for key, val in stats.items():
         print(f"{key:36s} {val:.4f}" if isinstance(val, float) else f"{key:36s} {val}")
     with np.printoptions(precision=2, suppress=True, floatmode="fixed"):
