@@ -12,7 +12,8 @@ from lzlite.envs.vector import BoardVectorEnv
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "entry"))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
-from benchmarks.model_report import _moves, line_report, search_report, selfplay_report, tactical_errors  # noqa: E402
+from benchmarks.model_report import (_moves, handing_pairs, line_report, search_report, selfplay_report,  # noqa: E402
+                                     tactical_errors, win_perception)
 from tiny_configs import tiny_policy as _policy  # noqa: E402
 
 
@@ -124,3 +125,36 @@ def test_model_report_selfplay_plays_whole_games_reproducibly():
     for key in ("missed_win", "handed_win", "missed_win_best_move_plies", "handed_win_best_move_plies"):
         assert 0 <= a[f"selfplay_{key}"] <= 1
     assert a["selfplay_handed_win"] + a["selfplay_missed_win"] > 0, "random weights blunder somewhere in 8 games"
+
+
+def test_model_report_lists_the_moves_that_hand_a_win_and_probes_the_reward_head():
+    venv = BoardVectorEnv("tictactoe", 1)
+    venv.reset()
+    for a in (0, 4, 1):  # O to move, X threatens 2: every other move hands X the win at 2
+        venv.step(np.array([a]), np.array([0]))
+    assert handing_pairs(venv.game, venv.states[0]) == [(3, 2), (5, 2), (6, 2), (7, 2), (8, 2)]
+    venv.step(np.array([2]), np.array([0]))  # X to move, O threatens 6 (2-4-6)
+    state = venv.states[0].copy()
+    assert handing_pairs(venv.game, state) == [(3, 6), (5, 6), (7, 6), (8, 6)]
+    venv.step(np.array([3]), np.array([0]))
+    assert handing_pairs(venv.game, venv.states[0]) == [], "O can win at once: nothing to avoid"
+
+    policy = _random_weights(_policy("muzero"))
+    learned, real = win_perception(policy, venv.game, state, [(3, 6), (8, 6)])
+    model = policy.model.eval()
+    with torch.no_grad():  # by hand: the real position after X plays 8, then O's reply 6 through the dynamics
+        after = np.repeat(state[None], 1, axis=0)
+        venv.game.step(after, np.array([8], dtype=np.int32))
+        latent = model.initial_inference(policy.to_tensor(venv.game.observe(after))).latent_state
+        reward = model.to_scalar(model.recurrent_inference(latent, torch.tensor([6])).reward)
+    assert real[1] == pytest.approx(float(reward), abs=1e-5)
+    assert learned.shape == real.shape == (2,) and not np.allclose(learned, real), "dynamics != representation"
+
+
+def test_model_report_selfplay_probes_win_perception_for_learned_models_only():
+    stats = selfplay_report(_random_weights(_policy("gumbel_muzero")), "tictactoe", 8, 2, 2, seed=3)
+    assert stats["selfplay_handing_moves"] > 0
+    for key in ("win_seen_learned", "win_seen_real"):
+        assert 0 <= stats[f"selfplay_{key}"] <= 1
+    az = selfplay_report(_random_weights(_policy("alphazero")), "tictactoe", 8, 2, 2, seed=3)
+    assert not any(k.startswith("selfplay_win_seen") for k in az)
