@@ -66,6 +66,7 @@ _SHARED_DEFAULTS = dict(
     fc_policy_layers=[32],  # hidden widths of the policy head MLP
     support_scale=300,  # S: value/reward support is -S..S (V = 2S+1 bins) after h(x); LightZero 300, board games ~10
     categorical_distribution=True,  # heads predict support logits [B, V]; False: scalar heads [B, 1]
+    support_transform=True,  # two-hot h(x) (MuZero); False: two-hot x itself, for values in [-S, S] (board games, S=1)
     last_linear_layer_init_zero=True,  # zero the last Linear of each head: uniform prior, zero value at init
     state_norm=False,  # min-max normalise every latent into [0, 1] per sample (MuZero appendix G)
     self_supervised_learning_loss=False,  # build the projection/prediction heads used by project() (EfficientZero)
@@ -93,6 +94,7 @@ class _MuZeroBase(nn.Module):
         action_space_size: int,
         support_scale: int,
         categorical_distribution: bool,
+        support_transform: bool,
         state_norm: bool,
         self_supervised_learning_loss: bool,
         discrete_action_encoding_type: str,
@@ -117,6 +119,7 @@ class _MuZeroBase(nn.Module):
         self.action_space_size = action_space_size
         self.support_scale = support_scale
         self.categorical_distribution = categorical_distribution
+        self.support_transform = bool(support_transform)
         self.value_support_size = support_size(support_scale) if categorical_distribution else 1
         self.state_norm = state_norm
         self.self_supervised_learning_loss = self_supervised_learning_loss
@@ -198,7 +201,7 @@ class _MuZeroBase(nn.Module):
 
     def to_scalar(self, head_output: torch.Tensor) -> torch.Tensor:
         """Value or reward head output ([B, V] logits or [B, 1]) -> scalars [B]."""
-        return decode_scalar(head_output, self.support_scale, self.categorical_distribution)
+        return decode_scalar(head_output, self.support_scale, self.categorical_distribution, self.support_transform)
 
     # ----------------------------------------------------------------- helpers
     def _root_reward(self, batch: int, like: torch.Tensor) -> torch.Tensor:
@@ -331,6 +334,7 @@ class MuZeroModel(_MuZeroBase):
         fc_policy_layers: Sequence[int] = (32,),
         support_scale: int = 300,
         categorical_distribution: bool = True,
+        support_transform: bool = True,
         last_linear_layer_init_zero: bool = True,
         state_norm: bool = False,
         self_supervised_learning_loss: bool = False,
@@ -347,7 +351,8 @@ class MuZeroModel(_MuZeroBase):
         frame_stack_num: int = 1,  # ignored (LightZero compatibility)
     ) -> None:
         super().__init__(observation_shape, action_space_size, support_scale, categorical_distribution,
-                         state_norm, self_supervised_learning_loss, discrete_action_encoding_type, model_type)
+                         support_transform, state_norm, self_supervised_learning_loss, discrete_action_encoding_type,
+                         model_type)
         if len(self.observation_shape) != 3:
             raise ValueError(
                 f"MuZeroModel needs observation_shape [C, H, W], got {observation_shape!r}; use "
@@ -452,6 +457,7 @@ class MuZeroModelMLP(_MuZeroBase):
         fc_policy_layers: Sequence[int] = (32,),
         support_scale: int = 300,
         categorical_distribution: bool = True,
+        support_transform: bool = True,
         last_linear_layer_init_zero: bool = True,
         state_norm: bool = False,
         self_supervised_learning_loss: bool = False,
@@ -468,7 +474,8 @@ class MuZeroModelMLP(_MuZeroBase):
         frame_stack_num: int = 1,  # ignored (LightZero compatibility)
     ) -> None:
         super().__init__(observation_shape, action_space_size, support_scale, categorical_distribution,
-                         state_norm, self_supervised_learning_loss, discrete_action_encoding_type, model_type)
+                         support_transform, state_norm, self_supervised_learning_loss, discrete_action_encoding_type,
+                         model_type)
         self.obs_dim = flat_size(self.observation_shape)
         self.latent_state_dim = latent_state_dim
         self.res_connection_in_dynamics = res_connection_in_dynamics

@@ -140,19 +140,21 @@ def support_to_scalar(logits: torch.Tensor, support_scale: int, transform: bool 
     return inverse_value_transform(z) if transform else z
 
 
-def decode_scalar(output: torch.Tensor, support_scale: int, categorical_distribution: bool) -> torch.Tensor:
+def decode_scalar(output: torch.Tensor, support_scale: int, categorical_distribution: bool,
+                  transform: bool = True) -> torch.Tensor:
     """Turn a value/reward head output into scalars [B], whichever head type produced it.
 
     Args:
         output: [B, V] logits when ``categorical_distribution`` else [B, 1] scalars.
         support_scale: S (ignored for scalar heads).
         categorical_distribution: the model's head type.
+        transform: categorical heads only: apply ``h^-1`` after the expectation (see :func:`support_to_scalar`).
 
     Returns:
         Scalars, shape [B].
     """
     if categorical_distribution:
-        return support_to_scalar(output, support_scale)
+        return support_to_scalar(output, support_scale, transform)
     if output.shape[-1] != 1:
         raise ValueError(
             f"decode_scalar: a scalar head output must have last axis 1, got shape {tuple(output.shape)}; "

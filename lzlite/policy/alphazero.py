@@ -11,7 +11,7 @@ from easydict import EasyDict
 from lzlite.policy.base import Policy
 from lzlite.registry import POLICY_REGISTRY
 
-__all__ = ["AlphaZeroPolicy"]
+__all__ = ["AlphaZeroPolicy", "GumbelAlphaZeroPolicy"]
 
 
 @POLICY_REGISTRY.register("alphazero")
@@ -70,3 +70,23 @@ class AlphaZeroPolicy(Policy):
                      target_entropy=float(entropy.mean().detach()))
         priorities = (value - target_v).abs().detach().cpu().numpy() + 1e-6
         return loss, stats, priorities
+
+
+@POLICY_REGISTRY.register("gumbel_alphazero")
+class GumbelAlphaZeroPolicy(AlphaZeroPolicy):
+    """AlphaZero with Gumbel MuZero's root (Danihelka et al., 2022) over the real game.
+
+    The search samples ``max_num_considered_actions`` moves with Gumbel-top-k and narrows them by sequential
+    halving; the policy target is the improved policy softmax(logits + sigma(completed Q)), as in Gumbel
+    MuZero, but every state in the tree is a real game state. With the learned model taken out, it is
+    also the control that tells a weak learned model from a weak Gumbel target (docs/results.md).
+    """
+
+    @classmethod
+    def default_config(cls) -> EasyDict:
+        cfg = super().default_config()
+        cfg.search_rule = "gumbel"
+        return cfg
+
+    def _hook_policy_target(self, out: Any) -> np.ndarray:
+        return out.improved_policy

@@ -68,7 +68,7 @@ class MuZeroPolicy(Policy):
     def _value_loss(self, head: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         model = self._unwrap(self.model)
         if model.categorical_distribution:
-            t = scalar_to_support(target, model.support_scale)
+            t = scalar_to_support(target, model.support_scale, model.support_transform)
             return -(t * F.log_softmax(head, dim=-1)).sum(-1)
         return (head.view(-1) - target) ** 2
 

@@ -10,7 +10,8 @@ from lzlite.entry.utils import calculate_update_per_collect
 from lzlite.worker.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from tiny_configs import tiny_config
 
-ALGOS = [("alphazero", train_alphazero), ("muzero", train_muzero), ("gumbel_muzero", train_muzero)]
+ALGOS = [("alphazero", train_alphazero), ("gumbel_alphazero", train_alphazero), ("muzero", train_muzero),
+         ("gumbel_muzero", train_muzero)]
 
 
 class NotPlainData:
@@ -49,8 +50,8 @@ def test_seeded_runs_are_reproducible(tmp_path):
 
 
 @pytest.mark.parametrize("algo, entry, extra", [
-    (*ALGOS[0], {}), (*ALGOS[1], {}),
-    (*ALGOS[1], dict(symmetry_augmentation=True, value_bootstrap="target_network")),  # both draw on resumed state
+    (*ALGOS[0], {}), (*ALGOS[2], {}),
+    (*ALGOS[2], dict(symmetry_augmentation=True, value_bootstrap="target_network")),  # both draw on resumed state
 ])
 def test_resume_continues_exactly(tmp_path, algo, entry, extra):
     # one uninterrupted run of two collects ...

@@ -36,13 +36,15 @@ _UNIZERO_POLICY = dict(
 
 
 def tiny_config(algo: str, exp_name: str = "tiny", **policy_overrides):
-    """[main_config, create_config] for ``algo`` in {'alphazero', 'muzero', 'gumbel_muzero', 'rezero', 'unizero'}."""
+    """[main_config, create_config] for ``algo`` in {'alphazero', 'gumbel_alphazero', 'muzero', 'gumbel_muzero',
+    'rezero', 'unizero'}."""
     if algo == "unizero":
         policy = dict(copy.deepcopy(_UNIZERO_POLICY), **policy_overrides)
         return list(extend_base(algo, dict(exp_name=exp_name, policy=policy), dict(env=dict(type="tictactoe"))))
-    model = _MODELS["alphazero" if algo == "alphazero" else "muzero"]
+    alphazero = algo in ("alphazero", "gumbel_alphazero")
+    model = _MODELS["alphazero" if alphazero else "muzero"]
     policy = dict(copy.deepcopy(_TINY_POLICY), model=copy.deepcopy(model), **policy_overrides)
-    if algo != "alphazero":
+    if not alphazero:
         policy.update(num_unroll_steps=3, td_steps=5, discount_factor=1.0)
     main, create = extend_base(algo, dict(exp_name=exp_name, policy=policy), dict(env=dict(type="tictactoe")))
     return [main, create]

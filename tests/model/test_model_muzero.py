@@ -24,7 +24,7 @@ VARIANTS = {
 def make(name, seed=0, **overrides):
     cls, cfg = VARIANTS[name]
     # plain update: merge_strict would reject a list observation_shape over the MLP's int default
-    full = dict(cls.default_config(), **dict(cfg, support_scale=10, **overrides))
+    full = dict(cls.default_config(), **dict(cfg, **{"support_scale": 10, **overrides}))
     torch.manual_seed(seed)
     return cls(**full)
 
@@ -59,6 +59,23 @@ def test_scalar_heads(name):
         nxt = m.recurrent_inference(out.latent_state, torch.zeros(3, dtype=torch.long))
     assert out.value.shape == (3, 1) and bool((out.reward == 0).all()) and nxt.reward.shape == (3, 1)
     assert m.to_scalar(nxt.value).shape == (3,)
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_support_without_the_value_transform_is_a_plain_two_hot(name):
+    m = make(name, support_scale=1, support_transform=False)
+    logits = torch.log(torch.tensor([[1e-9, 1e-9, 1.0], [0.0, 0.65, 0.35], [0.5, 0.0, 0.5]]).clamp_min(1e-12))
+    torch.testing.assert_close(m.to_scalar(logits), torch.tensor([1.0, 0.35, 0.0]), atol=1e-6, rtol=0)
+    with_h = make(name, support_scale=1)  # MuZero's h: all mass on +1 stands for h^-1(1) ~ 2.99
+    torch.testing.assert_close(with_h.to_scalar(logits[:1]), inverse_value_transform(torch.tensor([1.0])))
+    # the loss targets match: a reward of 1 is all on the top bin, not 0.42 of it
+    from lzlite.policy.muzero import MuZeroPolicy
+    head = torch.zeros(2, 3, requires_grad=True)
+    for model, top in ((m, 1.0), (with_h, 0.4152)):
+        fake = type("P", (), {"_unwrap": staticmethod(lambda x: x), "model": model})()
+        loss = MuZeroPolicy._value_loss(fake, head, torch.tensor([1.0, 0.0]))
+        (grad,) = torch.autograd.grad(loss.sum(), head)
+        assert grad[0, 2].item() == pytest.approx(1 / 3 - top, abs=1e-3)  # softmax(0) - target on the top bin
 
 
 # 'spatial' needs a board: conv models only (the MLP's rejection is in test_bad_inputs_give_clear_errors)

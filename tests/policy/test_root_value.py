@@ -158,3 +158,14 @@ def test_model_report_selfplay_probes_win_perception_for_learned_models_only():
         assert 0 <= stats[f"selfplay_{key}"] <= 1
     az = selfplay_report(_random_weights(_policy("alphazero")), "tictactoe", 8, 2, 2, seed=3)
     assert not any(k.startswith("selfplay_win_seen") for k in az)
+
+
+def test_gumbel_alphazero_searches_the_real_game_and_trains_on_the_improved_policy():
+    policy = _random_weights(_policy("gumbel_alphazero", max_num_considered_actions=4))
+    assert policy.cfg.search_rule == "gumbel"
+    out = _searched(policy, "collect")
+    target = policy.policy_target(out)
+    np.testing.assert_allclose(target, out.improved_policy, atol=1e-6)
+    visits = out.visit_counts / out.visit_counts.sum(1, keepdims=True)
+    assert not np.allclose(target, visits, atol=1e-3), "not AlphaZero's visit-count target"
+    assert (out.visit_counts > 0).sum(1).max() <= 4, "sequential halving over the sampled moves"
