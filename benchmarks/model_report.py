@@ -26,7 +26,7 @@ For the MuZero family it also probes, for every move in those best-move plies th
 opponent a win (while some move does not), whether the model's reward head sees the opponent's winning
 reply: ``win_seen_learned`` through two dynamics steps from the root (what the search sees),
 ``win_seen_real`` one step from the real position's observation; ``_played`` over the moves the
-search chose (Gumbel MuZero recipe + prioritized replay at 25k env steps: 0.56 / 0.73 over all, 0.25 /
+search chose (Gumbel MuZero recipe + prioritized replay at 20k env steps: 0.56 / 0.73 over all, 0.25 /
 0.44 over the played blunders: the reward head misses immediate wins, even one step from a real position).
 These are 1-ply checks, not solver grades: with discount 1 a search is indifferent between winning now
 and later, and between moves in a lost position, so some of them cost nothing.

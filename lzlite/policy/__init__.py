@@ -5,4 +5,5 @@ from lzlite.policy.muzero import GumbelMuZeroPolicy, MuZeroPolicy
 from lzlite.policy.rezero import ReZeroPolicy
 from lzlite.policy.unizero import UniZeroPolicy
 
-__all__ = ["Policy", "AlphaZeroPolicy", "GumbelAlphaZeroPolicy", "MuZeroPolicy", "GumbelMuZeroPolicy", "ReZeroPolicy", "UniZeroPolicy"]
+__all__ = ["Policy", "AlphaZeroPolicy", "GumbelAlphaZeroPolicy", "MuZeroPolicy", "GumbelMuZeroPolicy", "ReZeroPolicy",
+           "UniZeroPolicy"]
