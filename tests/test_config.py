@@ -185,5 +185,7 @@ def test_every_shipped_config_compiles(path):
     main, create = load_config_file(os.path.join(REPO, path))
     cfg = compile_config(main, create)
     assert cfg.exp_name != "default_experiment" and cfg.create.policy.type and cfg.create.env.type
-    if "gumbel" in os.path.basename(path):
-        assert cfg.policy.search_rule == "gumbel" and cfg.create.policy.type == "gumbel_muzero"
+    name = os.path.basename(path)[: -len(".py")]
+    if name.startswith("gumbel_"):  # configs/gumbel_<algo>.py, zoo/<game>/gumbel_<algo>_config.py
+        algo = name[: -len("_config")] if name.endswith("_config") else name
+        assert cfg.policy.search_rule == "gumbel" and cfg.create.policy.type == algo
