@@ -146,12 +146,11 @@ def immediate_wins(game, state: np.ndarray) -> np.ndarray:
 def tactical_errors(game, state: np.ndarray, action: int) -> tuple[bool, bool]:
     """(missed, handed) for playing ``action`` in ``state``: it passes up an immediate win; or, with no
     win on offer, it lets the opponent win at once where some legal move would not."""
-    legal, nxt, reward, done = _children(game, state)
+    legal, _, reward, _ = _children(game, state)
     wins = (reward > 0) & legal
     if wins.any():
         return not wins[action], False
-    hands = np.array([legal[b] and not done[b] and immediate_wins(game, nxt[b]).any() for b in range(len(legal))])
-    return False, bool(hands[action] and (legal & ~hands).any())
+    return False, any(b == action for b, _ in handing_pairs(game, state))
 
 
 def handing_pairs(game, state: np.ndarray) -> list:
