@@ -22,7 +22,7 @@ __all__ = ["SymmetryAugmenter", "board_symmetries"]
 # Batch fields holding observations [..., C, H, W], actions [..., ] and per-action arrays [..., A].
 _OBS_FIELDS = ("obs", "obs_unroll", "obs_seq")
 _ACTION_FIELDS = ("actions",)
-_PER_ACTION_FIELDS = ("target_policy", "legal_mask")
+_PER_ACTION_FIELDS = ("target_policy", "legal_mask", "target_action_reward")
 
 
 def board_symmetries(kind: str, height: int, width: int, num_actions: int) -> tuple[np.ndarray, np.ndarray]:

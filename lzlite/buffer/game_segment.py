@@ -10,6 +10,7 @@ A segment of L steps holds, for every step t (the position *before* the move at 
     root_value  [L]      float32 search value at t, from the view of the player to move
     policy      [L, A]   float32 policy target at t (visit distribution or improved policy)
     predicted_value [L]  float32 optional network value at t (for priorities / diagnostics)
+    action_reward [L, A] float32 optional reward every legal action would have given at t (0 if illegal)
 
 and, once closed, the state reached after its last move:
 
@@ -45,6 +46,7 @@ class SegmentArrays:
     final_obs: Optional[np.ndarray]  # [*obs_shape], or None
     done: bool
     bootstrap_value: float
+    action_reward: Optional[np.ndarray] = None  # [L, A] float32, or None when never given
 
     def __len__(self) -> int:
         return int(self.action.shape[0])
@@ -84,6 +86,7 @@ class GameSegment:
         self._root_value: List[float] = []
         self._policy: List[np.ndarray] = []
         self._pred: List[Optional[float]] = []
+        self._action_reward: List[np.ndarray] = []
         self._obs_shape: Optional[Tuple[int, ...]] = None
         self._obs_dtype: Optional[np.dtype] = None
         self.final_obs: Optional[np.ndarray] = None
@@ -110,6 +113,7 @@ class GameSegment:
         root_value: float,
         policy: Any,
         predicted_value: Optional[float] = None,
+        action_reward: Any = None,
     ) -> None:
         """Record one move: the position before it, the move, its reward and the search results.
 
@@ -122,6 +126,8 @@ class GameSegment:
             root_value: search value at t from the view of the player to move.
             policy: [A] policy target (non-negative; typically the visit distribution).
             predicted_value: optional network value at t.
+            action_reward: optional [A] reward each legal action would give its mover at t (0 for illegal
+                ones); give it at every step of a segment or at none.
         """
         if self.closed:
             raise ValueError("append() on a closed GameSegment; start a new segment for the next game")
@@ -157,6 +163,12 @@ class GameSegment:
             raise ValueError(f"step {step}: action {a} is outside [0, {A})")
         if not mask[a]:
             raise ValueError(f"step {step}: action {a} is illegal under legal_mask {np.flatnonzero(mask).tolist()}")
+        if step > 0 and (action_reward is not None) != (len(self._action_reward) == step):
+            raise ValueError(f"step {step}: action_reward must be given at every step of a segment or at none")
+        if action_reward is not None:
+            ar = np.asarray(action_reward, dtype=np.float32)
+            if ar.shape != (A,) or not np.all(np.isfinite(ar)):
+                raise ValueError(f"step {step}: action_reward must be a finite array of shape ({A},), got {ar}")
         for name, v in (("reward", reward), ("root_value", root_value)):
             if not np.isfinite(v):
                 raise ValueError(f"step {step}: {name} must be finite, got {v!r}")
@@ -168,6 +180,8 @@ class GameSegment:
         self._root_value.append(float(root_value))
         self._policy.append(pi.copy())
         self._pred.append(None if predicted_value is None else float(predicted_value))
+        if action_reward is not None:
+            self._action_reward.append(ar.copy())
 
     def close(self, final_obs: Any = None, *, done: bool, bootstrap_value: Optional[float] = None) -> None:
         """Finish the segment.
@@ -226,6 +240,7 @@ class GameSegment:
                 final_obs=self.final_obs,
                 done=self.done,
                 bootstrap_value=float(self.bootstrap_value),
+                action_reward=np.stack(self._action_reward) if self._action_reward else None,
             )
         return self._frozen
 

@@ -54,6 +54,8 @@ class Batch:
     indices: np.ndarray  # [Bt] int64 absolute positions t, for update_priorities
     weights: np.ndarray  # [Bt] float32 importance-sampling weights (1 for uniform sampling)
     obs_unroll: Optional[np.ndarray] = None  # [Bt, K, *obs_shape] obs at t+1..t+K (return_obs_unroll)
+    # [Bt, K, A] reward each legal action would give at t+k (0: illegal or beyond the end); segments with action_reward
+    target_action_reward: Optional[np.ndarray] = None
 
 
 @BUFFER_REGISTRY.register("game_buffer")
@@ -106,6 +108,7 @@ class ReplayBuffer:
         self._num_live = 0  # sampleable live rows
         self._max_len = 0  # longest segment stored (bounds the n-step reward window)
         self._obs: Optional[np.ndarray] = None  # allocated on the first push, when shapes are known
+        self._action_reward: Optional[np.ndarray] = None
 
     # ------------------------------------------------------------------ storage
     def _allocate(self, seg: SegmentArrays) -> None:
@@ -124,6 +127,8 @@ class ReplayBuffer:
         self._pos = np.full(C, -1, dtype=np.int64)  # absolute position held by the slot (-1: empty)
         self._segment = np.full(C, -1, dtype=np.int64)  # id of the segment the row belongs to
         self._sampleable = np.zeros(C, dtype=np.bool_)  # False for final-state rows and empty slots
+        # per-action rewards, when the collector records them (fixed by the first segment pushed)
+        self._action_reward = None if seg.action_reward is None else np.zeros((C, A), dtype=np.float32)
 
     def _check_segment(self, i: int, seg: SegmentArrays) -> None:
         if seg.obs.shape[1:] != self.obs_shape or seg.obs.dtype != self._obs.dtype:
@@ -134,6 +139,11 @@ class ReplayBuffer:
         if seg.policy.shape[1] != self.action_space_size:
             raise ValueError(
                 f"segment {i}: action space {seg.policy.shape[1]} does not match the buffer's {self.action_space_size}"
+            )
+        if (seg.action_reward is None) != (self._action_reward is None):
+            raise ValueError(
+                f"segment {i}: {'no' if seg.action_reward is None else 'an'} action_reward, unlike the first segment "
+                f"pushed; every segment of a buffer records per-action rewards or none does"
             )
         if len(seg) + 1 > self.capacity:
             raise ValueError(
@@ -187,6 +197,8 @@ class ReplayBuffer:
         self._policy[slots] = cat([x for f in segs for x in (f.policy, zeros_a)])
         self._legal[slots] = cat([x for f in segs for x in (f.legal_mask, zeros_a.astype(bool))])
         self._to_play[slots] = cat([x for f in segs for x in (f.to_play, [-1])])
+        if self._action_reward is not None:
+            self._action_reward[slots] = cat([x for f in segs for x in (f.action_reward, zeros_a)])
         self._end[slots] = np.repeat(seg_end, lens + 1)
         self._pos[slots] = pos
         self._segment[slots] = np.repeat(self._next_segment + np.arange(len(segs)), lens + 1)
@@ -343,6 +355,8 @@ class ReplayBuffer:
         )
         if c.return_obs_unroll:
             batch.obs_unroll = self._obs[ring[:, 1:]]
+        if self._action_reward is not None:
+            batch.target_action_reward = T.gather_unrolled(self._action_reward, pos[:, :K], real_a, 0.0)
         return batch
 
     def _reanalyze(

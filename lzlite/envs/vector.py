@@ -36,6 +36,14 @@ class VectorEnv:
     def to_play(self) -> np.ndarray: ...  # int [n] (0/1; -1 for single-player)
     def step(self, actions: np.ndarray, idx: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]: ...
 
+    def action_rewards(self, idx: np.ndarray) -> np.ndarray:
+        """float32 [len(idx), A]: the reward each legal action would give its mover in games ``idx`` (0 for
+        illegal ones), without changing the games. Only envs that can copy their state offer it."""
+        raise NotImplementedError(
+            f"{type(self).__name__} cannot try every action without playing it (action_rewards); "
+            f"set policy.action_reward_loss_weight=0 for this env"
+        )
+
 
 class BoardVectorEnv(VectorEnv):
     """n board games of one zoo game, held in a uint8 state array [n, state_bytes]."""
@@ -84,6 +92,16 @@ class BoardVectorEnv(VectorEnv):
         self.states[idx] = sub
         self.done[idx] |= done
         return rewards, done
+
+    def action_rewards(self, idx: np.ndarray) -> np.ndarray:
+        idx = np.asarray(idx, dtype=np.int64)
+        A = self.num_actions
+        legal = self.game.legal_mask(np.ascontiguousarray(self.states[idx]))
+        # every game's state copied once per action; an illegal action plays a legal one, masked out after
+        trial = np.repeat(self.states[idx], A, axis=0)
+        actions = np.where(legal, np.arange(A), legal.argmax(axis=1, keepdims=True)).astype(np.int32).reshape(-1)
+        rewards, _ = self.game.step(trial, actions)
+        return np.where(legal, rewards.reshape(len(idx), A), 0.0).astype(np.float32)
 
     def winner(self) -> np.ndarray:
         return self.game.winner(self.states).astype(np.int64)

@@ -178,6 +178,13 @@ class _MuZeroBase(nn.Module):
         policy_logits, value = self._prediction(next_latent)
         return MZNetworkOutput(value, reward, policy_logits, next_latent)
 
+    def dynamics(self, latent_state: torch.Tensor, action: Any) -> Tuple[torch.Tensor, torch.Tensor]:
+        """``recurrent_inference`` without the prediction: (next latent [B, ...], reward [B, V|1])."""
+        next_latent, reward = self._dynamics(latent_state, self._prepare_action(action, latent_state))
+        if self.state_norm:
+            next_latent = min_max_normalize(next_latent)
+        return next_latent, reward
+
     def project(self, latent_state: torch.Tensor, with_grad: bool = True) -> torch.Tensor:
         """SimSiam-style projection for the EfficientZero consistency loss.
 

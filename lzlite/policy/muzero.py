@@ -31,6 +31,20 @@ class MuZeroPolicy(Policy):
     entry = "train_muzero"
     model_classes = {"conv": "MuZeroModel", "mlp": "MuZeroModelMLP"}
 
+    @classmethod
+    def default_config(cls) -> EasyDict:
+        cfg = super().default_config()
+        # > 0: the collector records the reward every legal action would have given (board envs: does it win at
+        # once?) and each unrolled latent also learns the reward of one more action, a winning one half the time
+        # there is one, else a random legal one (an lzlite extension: MuZero's reward head sees only played moves)
+        cfg.action_reward_loss_weight = 0.0
+        return cfg
+
+    @property
+    def wants_action_rewards(self) -> bool:
+        """True when the collector should record per-action rewards (``GameSegment.append(action_reward=)``)."""
+        return self.cfg.action_reward_loss_weight > 0
+
     def __init__(self, cfg: EasyDict, model: Optional[torch.nn.Module] = None, value_sign: float = -1.0) -> None:
         super().__init__(cfg, model=model, value_sign=value_sign)
         if cfg.ssl_loss_weight > 0 and not getattr(self.model, "self_supervised_learning_loss", False):
@@ -92,8 +106,23 @@ class MuZeroPolicy(Policy):
         ssl_loss = torch.zeros_like(value_loss)
         pred_root_value = model.to_scalar(out.value).detach()
         use_ssl = cfg.ssl_loss_weight > 0 and getattr(batch, "obs_unroll", None) is not None
+        t_action_reward = getattr(batch, "target_action_reward", None)
+        use_ar = cfg.action_reward_loss_weight > 0
+        if use_ar and t_action_reward is None:
+            raise ValueError("policy.action_reward_loss_weight > 0 but the batch has no target_action_reward: the "
+                             "buffer's segments were collected without per-action rewards")
+        if use_ar:
+            # drawn on the CPU from torch's seeded generator (saved in checkpoints, so --resume stays exact)
+            extra = self._extra_actions(torch.as_tensor(t_action_reward), torch.as_tensor(batch.legal_mask[:, :K]))
+            extra = extra.to(self.device)
+            t_action_reward = self.to_tensor(t_action_reward)  # [Bt, K, A]
+        action_reward_loss = torch.zeros_like(value_loss)
         for k in range(1, K + 1):
             latent = _scale_gradient(latent, 0.5)
+            if use_ar:  # the reward of one more action from the latent of position t+k-1
+                _, extra_reward = model.dynamics(latent, extra[:, k - 1])
+                target = t_action_reward[:, k - 1].gather(1, extra[:, k - 1:k]).squeeze(1)
+                action_reward_loss = action_reward_loss + mask[:, k - 1] * self._value_loss(extra_reward, target)
             out = self.model.recurrent_inference(latent, actions[:, k - 1])
             latent = out.latent_state
             value_loss = value_loss + self._value_loss(out.value, t_value[:, k])
@@ -106,13 +135,27 @@ class MuZeroPolicy(Policy):
                 proj = model.project(latent, with_grad=True)
                 ssl_loss = ssl_loss - mask[:, k] * F.cosine_similarity(proj, target_proj, dim=-1)
         total = (cfg.value_loss_weight * value_loss + cfg.policy_loss_weight * policy_loss
-                 + cfg.reward_loss_weight * reward_loss + cfg.ssl_loss_weight * ssl_loss)
+                 + cfg.reward_loss_weight * reward_loss + cfg.ssl_loss_weight * ssl_loss
+                 + cfg.action_reward_loss_weight * action_reward_loss)
         loss = (weights * total).mean()
         stats = dict(value_loss=value_loss.mean().item(), policy_loss=policy_loss.mean().item(),
                      reward_loss=reward_loss.mean().item(), ssl_loss=ssl_loss.mean().item(),
+                     action_reward_loss=action_reward_loss.mean().item(),
                      pred_value=float(pred_root_value.mean()), target_value=float(t_value[:, 0].mean()))
         priorities = (pred_root_value - t_value[:, 0]).abs().cpu().numpy() + 1e-6
         return loss, stats, priorities
+
+    @staticmethod
+    def _extra_actions(action_reward: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
+        """[Bt, K] int64: per unrolled position, a rewarding legal action with probability 1/2 when there is one,
+        else a uniformly random legal one (any action where nothing is legal: its loss is masked)."""
+        legal = legal.float()
+        legal = torch.where(legal.sum(-1, keepdim=True) > 0, legal, torch.ones_like(legal))
+        win = legal * (action_reward != 0).float()
+        n_win = win.sum(-1, keepdim=True)
+        uniform = legal / legal.sum(-1, keepdim=True)
+        weights = torch.where(n_win > 0, 0.5 * uniform + 0.5 * win / n_win.clamp(min=1), uniform)
+        return torch.multinomial(weights.flatten(0, 1), 1).view(weights.shape[:2])
 
 
 @POLICY_REGISTRY.register("gumbel_muzero")

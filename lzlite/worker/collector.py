@@ -86,6 +86,7 @@ class Collector:
         A = venv.num_actions
         temperature = policy.collect_temperature(train_iter)
         seg_len = self.cfg.game_segment_length
+        record_action_rewards = bool(getattr(policy, "wants_action_rewards", False))
         venv.reset()
         self._random_opening(np.arange(n))
         started = min(n, n_episode)
@@ -105,6 +106,7 @@ class Collector:
             legal = venv.legal_mask()[idx]
             to_play = venv.to_play()[idx]
             out, action, target = self._search_step(idx, ply[idx], temperature)
+            action_reward = venv.action_rewards(idx) if record_action_rewards else None
             rewards, done = venv.step(action, idx)
             steps += len(idx)
             for j, i in enumerate(idx.tolist()):
@@ -114,7 +116,8 @@ class Collector:
                     pending[i] = None
                 seg = segs[i]
                 seg.append(obs[j], int(action[j]), float(rewards[j]), int(to_play[j]), legal[j],
-                           float(out.root_value[j]), target[j], float(out.predicted_value[j]))
+                           float(out.root_value[j]), target[j], float(out.predicted_value[j]),
+                           action_reward=None if action_reward is None else action_reward[j])
                 ply[i] += 1
                 ret[i] += rewards[j]
                 if done[j]:

@@ -52,6 +52,7 @@ def test_seeded_runs_are_reproducible(tmp_path):
 @pytest.mark.parametrize("algo, entry, extra", [
     (*ALGOS[0], {}), (*ALGOS[2], {}),
     (*ALGOS[2], dict(symmetry_augmentation=True, value_bootstrap="target_network")),  # both draw on resumed state
+    (*ALGOS[2], dict(symmetry_augmentation=True, action_reward_loss_weight=1.0)),  # torch's generator, buffer array
 ])
 def test_resume_continues_exactly(tmp_path, algo, entry, extra):
     # one uninterrupted run of two collects ...
