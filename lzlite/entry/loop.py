@@ -51,6 +51,9 @@ def build_components(cfg: Any, model: Optional[torch.nn.Module] = None) -> Dict[
     env_type = cfg.create.env.type
     venv = make_vector_env(cfg.env, env_type, pcfg.collector_env_num, seed=cfg.seed)
     policy = POLICY_REGISTRY.get(cfg.create.policy.type)(pcfg, model=model, value_sign=venv.value_sign)
+    if getattr(policy, "wants_action_rewards", False) and not venv.can_try_actions:
+        raise ConfigError(f"policy.action_reward_loss_weight={pcfg.action_reward_loss_weight} needs an env that can try "
+                          f"every move without playing it; env '{env_type}' cannot: set it to 0")
     rng = np.random.default_rng([cfg.seed, 1])
     collector_cls = COLLECTOR_REGISTRY.get(cfg.create.collector.type or policy.collector_type)
     collector = collector_cls(policy, venv, pcfg, rng)

@@ -36,6 +36,8 @@ class VectorEnv:
     def to_play(self) -> np.ndarray: ...  # int [n] (0/1; -1 for single-player)
     def step(self, actions: np.ndarray, idx: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]: ...
 
+    can_try_actions = False  # action_rewards works (the env can copy its games' states)
+
     def action_rewards(self, idx: np.ndarray) -> np.ndarray:
         """float32 [len(idx), A]: the reward each legal action would give its mover in games ``idx`` (0 for
         illegal ones), without changing the games. Only envs that can copy their state offer it."""
@@ -50,6 +52,7 @@ class BoardVectorEnv(VectorEnv):
 
     two_player = True
     value_sign = -1.0
+    can_try_actions = True
 
     def __init__(self, game_name: str, num_envs: int) -> None:
         import zoo

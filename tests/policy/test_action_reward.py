@@ -195,3 +195,14 @@ def test_weight_without_recorded_action_rewards_is_a_clear_error():
     policy = _parts(action_reward_loss_weight=1.0)["policy"]
     with pytest.raises(ValueError, match="collected without per-action rewards"):
         policy.compute_loss(batch)
+
+
+def test_weight_on_an_env_that_cannot_try_moves_is_a_clear_error(monkeypatch):
+    from lzlite.config import ConfigError
+    from lzlite.envs.vector import GymVectorEnv
+
+    assert not GymVectorEnv.can_try_actions  # CartPole (gymnasium, an optional dependency) cannot copy its state
+    monkeypatch.setattr(BoardVectorEnv, "can_try_actions", False)
+    with pytest.raises(ConfigError, match="action_reward_loss_weight=1.0 needs an env that can try every move "
+                                          "without playing it; env 'tictactoe' cannot"):
+        _parts(action_reward_loss_weight=1.0)
