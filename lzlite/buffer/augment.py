@@ -109,4 +109,8 @@ class SymmetryAugmenter:
             if x is not None:
                 idx = acts.reshape(B, *([1] * (x.ndim - 2)), -1)
                 changes[name] = np.take_along_axis(x, idx, axis=-1)
+        x = changes.get("target_action_reward")
+        if x is not None and x.ndim == 4:  # [B, K, 1 + A, A]: row 1 + b (the replies after b) moves with b too
+            rows = np.concatenate([np.zeros((B, 1), acts.dtype), 1 + acts], axis=1)
+            changes["target_action_reward"] = np.take_along_axis(x, rows[:, None, :, None], axis=2)
         return dataclasses.replace(batch, **changes)

@@ -10,7 +10,9 @@ A segment of L steps holds, for every step t (the position *before* the move at 
     root_value  [L]      float32 search value at t, from the view of the player to move
     policy      [L, A]   float32 policy target at t (visit distribution or improved policy)
     predicted_value [L]  float32 optional network value at t (for priorities / diagnostics)
-    action_reward [L, A] float32 optional reward every legal action would have given at t (0 if illegal)
+    action_reward [L, A] or [L, 1 + A, A] float32 optional: the reward every legal action would have given
+                         at t (0 if illegal); in the [1 + A, A] form row 1 + b also holds the reward of each
+                         opponent reply after action b (``VectorEnv.reply_rewards``)
 
 and, once closed, the state reached after its last move:
 
@@ -46,7 +48,7 @@ class SegmentArrays:
     final_obs: Optional[np.ndarray]  # [*obs_shape], or None
     done: bool
     bootstrap_value: float
-    action_reward: Optional[np.ndarray] = None  # [L, A] float32, or None when never given
+    action_reward: Optional[np.ndarray] = None  # [L, A] or [L, 1 + A, A] float32, or None when never given
 
     def __len__(self) -> int:
         return int(self.action.shape[0])
@@ -127,7 +129,8 @@ class GameSegment:
             policy: [A] policy target (non-negative; typically the visit distribution).
             predicted_value: optional network value at t.
             action_reward: optional [A] reward each legal action would give its mover at t (0 for illegal
-                ones); give it at every step of a segment or at none.
+                ones), or [1 + A, A] with the opponent's replies after each action in rows 1 + b; give it
+                at every step of a segment, in one shape, or at none.
         """
         if self.closed:
             raise ValueError("append() on a closed GameSegment; start a new segment for the next game")
@@ -167,8 +170,10 @@ class GameSegment:
             raise ValueError(f"step {step}: action_reward must be given at every step of a segment or at none")
         if action_reward is not None:
             ar = np.asarray(action_reward, dtype=np.float32)
-            if ar.shape != (A,) or not np.all(np.isfinite(ar)):
-                raise ValueError(f"step {step}: action_reward must be a finite array of shape ({A},), got {ar}")
+            want = self._action_reward[0].shape if self._action_reward else None
+            if ar.shape not in ((A,), (1 + A, A)) or (want is not None and ar.shape != want) or not np.all(np.isfinite(ar)):
+                raise ValueError(f"step {step}: action_reward must be a finite array of shape "
+                                 f"{want or f'({A},) or ({1 + A}, {A})'}, got shape {ar.shape}: {ar}")
         for name, v in (("reward", reward), ("root_value", root_value)):
             if not np.isfinite(v):
                 raise ValueError(f"step {step}: {name} must be finite, got {v!r}")

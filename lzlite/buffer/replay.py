@@ -54,7 +54,8 @@ class Batch:
     indices: np.ndarray  # [Bt] int64 absolute positions t, for update_priorities
     weights: np.ndarray  # [Bt] float32 importance-sampling weights (1 for uniform sampling)
     obs_unroll: Optional[np.ndarray] = None  # [Bt, K, *obs_shape] obs at t+1..t+K (return_obs_unroll)
-    # [Bt, K, A] reward each legal action would give at t+k (0: illegal or beyond the end); segments with action_reward
+    # [Bt, K, A] (or [Bt, K, 1 + A, A], see GameSegment) reward each legal action would give at t+k (0: illegal or
+    # beyond the end); only when the segments carry action_reward
     target_action_reward: Optional[np.ndarray] = None
 
 
@@ -128,7 +129,8 @@ class ReplayBuffer:
         self._segment = np.full(C, -1, dtype=np.int64)  # id of the segment the row belongs to
         self._sampleable = np.zeros(C, dtype=np.bool_)  # False for final-state rows and empty slots
         # per-action rewards, when the collector records them (fixed by the first segment pushed)
-        self._action_reward = None if seg.action_reward is None else np.zeros((C, A), dtype=np.float32)
+        ar = seg.action_reward
+        self._action_reward = None if ar is None else np.zeros((C,) + ar.shape[1:], dtype=np.float32)
 
     def _check_segment(self, i: int, seg: SegmentArrays) -> None:
         if seg.obs.shape[1:] != self.obs_shape or seg.obs.dtype != self._obs.dtype:
@@ -145,6 +147,9 @@ class ReplayBuffer:
                 f"segment {i}: {'no' if seg.action_reward is None else 'an'} action_reward, unlike the first segment "
                 f"pushed; every segment of a buffer records per-action rewards or none does"
             )
+        if seg.action_reward is not None and seg.action_reward.shape[1:] != self._action_reward.shape[1:]:
+            raise ValueError(f"segment {i}: action_reward of shape {seg.action_reward.shape[1:]} per step, but the "
+                             f"first segment pushed had {self._action_reward.shape[1:]}")
         if len(seg) + 1 > self.capacity:
             raise ValueError(
                 f"segment {i} needs {len(seg) + 1} rows but replay_buffer_size is {self.capacity}; "
@@ -198,7 +203,8 @@ class ReplayBuffer:
         self._legal[slots] = cat([x for f in segs for x in (f.legal_mask, zeros_a.astype(bool))])
         self._to_play[slots] = cat([x for f in segs for x in (f.to_play, [-1])])
         if self._action_reward is not None:
-            self._action_reward[slots] = cat([x for f in segs for x in (f.action_reward, zeros_a)])
+            zeros_r = np.zeros((1,) + self._action_reward.shape[1:], np.float32)
+            self._action_reward[slots] = cat([x for f in segs for x in (f.action_reward, zeros_r)])
         self._end[slots] = np.repeat(seg_end, lens + 1)
         self._pos[slots] = pos
         self._segment[slots] = np.repeat(self._next_segment + np.arange(len(segs)), lens + 1)

@@ -38,6 +38,11 @@ class MuZeroPolicy(Policy):
         # once?) and each unrolled latent also learns the reward of one more action, a winning one half the time
         # there is one, else a random legal one (an lzlite extension: MuZero's reward head sees only played moves)
         cfg.action_reward_loss_weight = 0.0
+        # 2: also the opponent's replies one move off the played line: the collector records [1 + A, A] rewards per
+        # step (VectorEnv.reply_rewards) and each unrolled latent also unrolls a random safe move (one that hands
+        # the opponent a win half the time there is one) and learns the reward of a reply after it (a winning
+        # one half the time): the situation a search must read to avoid handing a win. Two more dynamics steps
+        cfg.action_reward_depth = 1
         return cfg
 
     @property
@@ -45,8 +50,15 @@ class MuZeroPolicy(Policy):
         """True when the collector should record per-action rewards (``GameSegment.append(action_reward=)``)."""
         return self.cfg.action_reward_loss_weight > 0
 
+    def record_action_rewards(self, venv: Any, idx: np.ndarray) -> np.ndarray:
+        """What the collector stores as ``action_reward`` for games ``idx``: [n, A] at depth 1, [n, 1 + A, A] at 2."""
+        return venv.action_rewards(idx) if self.cfg.action_reward_depth == 1 else venv.reply_rewards(idx)
+
     def __init__(self, cfg: EasyDict, model: Optional[torch.nn.Module] = None, value_sign: float = -1.0) -> None:
         super().__init__(cfg, model=model, value_sign=value_sign)
+        if cfg.action_reward_depth not in (1, 2):
+            raise ValueError(f"policy.action_reward_depth must be 1 (the mover's moves) or 2 (also the opponent's "
+                             f"replies after them), got {cfg.action_reward_depth!r}")
         if cfg.ssl_loss_weight > 0 and not getattr(self.model, "self_supervised_learning_loss", False):
             raise ValueError(f"policy.ssl_loss_weight={cfg.ssl_loss_weight} needs the model's projection heads: "
                              f"set policy.model.self_supervised_learning_loss=True (or ssl_loss_weight=0)")
@@ -106,23 +118,12 @@ class MuZeroPolicy(Policy):
         ssl_loss = torch.zeros_like(value_loss)
         pred_root_value = model.to_scalar(out.value).detach()
         use_ssl = cfg.ssl_loss_weight > 0 and getattr(batch, "obs_unroll", None) is not None
-        t_action_reward = getattr(batch, "target_action_reward", None)
-        use_ar = cfg.action_reward_loss_weight > 0
-        if use_ar and t_action_reward is None:
-            raise ValueError("policy.action_reward_loss_weight > 0 but the batch has no target_action_reward: the "
-                             "buffer's segments were collected without per-action rewards")
-        if use_ar:
-            # drawn on the CPU from torch's seeded generator (saved in checkpoints, so --resume stays exact)
-            extra = self._extra_actions(torch.as_tensor(t_action_reward), torch.as_tensor(batch.legal_mask[:, :K]))
-            extra = extra.to(self.device)
-            t_action_reward = self.to_tensor(t_action_reward)  # [Bt, K, A]
+        plan = self._action_reward_plan(batch, K) if cfg.action_reward_loss_weight > 0 else None
         action_reward_loss = torch.zeros_like(value_loss)
         for k in range(1, K + 1):
             latent = _scale_gradient(latent, 0.5)
-            if use_ar:  # the reward of one more action from the latent of position t+k-1
-                _, extra_reward = model.dynamics(latent, extra[:, k - 1])
-                target = t_action_reward[:, k - 1].gather(1, extra[:, k - 1:k]).squeeze(1)
-                action_reward_loss = action_reward_loss + mask[:, k - 1] * self._value_loss(extra_reward, target)
+            if plan is not None:  # rewards of moves off the played line, from the latent of position t+k-1
+                action_reward_loss = action_reward_loss + mask[:, k - 1] * self._action_reward_step(model, latent, plan, k - 1)
             out = self.model.recurrent_inference(latent, actions[:, k - 1])
             latent = out.latent_state
             value_loss = value_loss + self._value_loss(out.value, t_value[:, k])
@@ -144,6 +145,50 @@ class MuZeroPolicy(Policy):
                      pred_value=float(pred_root_value.mean()), target_value=float(t_value[:, 0].mean()))
         priorities = (pred_root_value - t_value[:, 0]).abs().cpu().numpy() + 1e-6
         return loss, stats, priorities
+
+    def _action_reward_plan(self, batch: Any, K: int) -> Dict[str, torch.Tensor]:
+        """The moves whose real rewards the loss trains, per row and unrolled position (see action_reward_depth):
+        'target' (the batch's target_action_reward on the device), 'extra' [Bt, K]; at depth 2 also 'move',
+        'reply' [Bt, K] and 'has_move' (1.0 where a move that does not win at once exists)."""
+        t = getattr(batch, "target_action_reward", None)
+        depth = int(self.cfg.action_reward_depth)
+        if t is None or t.ndim - 2 != depth:
+            raise ValueError(
+                f"policy.action_reward_loss_weight > 0 with action_reward_depth={depth}, but the batch's "
+                f"target_action_reward is {'missing' if t is None else f'of shape {t.shape}'}: the buffer's segments "
+                f"were collected without per-action rewards of that depth"
+            )
+        # drawn on the CPU from torch's seeded generator (saved in checkpoints, so --resume stays exact)
+        t = torch.as_tensor(t)
+        legal = torch.as_tensor(batch.legal_mask[:, :K])
+        first = t if depth == 1 else t[:, :, 0]
+        plan = dict(extra=self._extra_actions(first, legal))
+        if depth == 2:
+            safe = legal & (first == 0)  # moves that do not win (end the game) at once
+            handing = t[:, :, 1:].ne(0).any(-1).float()  # [Bt, K, A]: after b the opponent can win at once
+            move = self._extra_actions(handing, safe)
+            A = t.shape[-1]
+            replies = t[:, :, 1:].gather(2, move[:, :, None, None].expand(-1, -1, 1, A)).squeeze(2)  # [Bt, K, A]
+            plan.update(move=move, reply=self._extra_actions(replies, legal), has_move=safe.any(-1).float())
+        out = {k: v.to(self.device) for k, v in plan.items()}
+        out["target"] = self.to_tensor(t)
+        return out
+
+    def _action_reward_step(self, model: torch.nn.Module, latent: torch.Tensor, plan: Dict[str, torch.Tensor],
+                            k: int) -> torch.Tensor:
+        """[Bt] reward loss of the planned moves from ``latent`` (unrolled position t+k)."""
+        t = plan["target"]
+        extra = plan["extra"][:, k]
+        first = t[:, k] if t.dim() == 3 else t[:, k, 0]
+        _, reward = model.dynamics(latent, extra)
+        loss = self._value_loss(reward, first.gather(1, extra[:, None]).squeeze(1))
+        if t.dim() == 4:
+            move, reply = plan["move"][:, k], plan["reply"][:, k]
+            after, _ = model.dynamics(latent, move)
+            _, reply_reward = model.dynamics(_scale_gradient(after, 0.5), reply)
+            target = t[torch.arange(t.shape[0], device=t.device), k, 1 + move, reply]
+            loss = loss + plan["has_move"][:, k] * self._value_loss(reply_reward, target)
+        return loss
 
     @staticmethod
     def _extra_actions(action_reward: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:

@@ -106,7 +106,7 @@ class Collector:
             legal = venv.legal_mask()[idx]
             to_play = venv.to_play()[idx]
             out, action, target = self._search_step(idx, ply[idx], temperature)
-            action_reward = venv.action_rewards(idx) if record_action_rewards else None
+            action_reward = policy.record_action_rewards(venv, idx) if record_action_rewards else None
             rewards, done = venv.step(action, idx)
             steps += len(idx)
             for j, i in enumerate(idx.tolist()):

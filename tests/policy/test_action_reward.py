@@ -206,3 +206,117 @@ def test_weight_on_an_env_that_cannot_try_moves_is_a_clear_error(monkeypatch):
     with pytest.raises(ConfigError, match="action_reward_loss_weight=1.0 needs an env that can try every move "
                                           "without playing it; env 'tictactoe' cannot"):
         _parts(action_reward_loss_weight=1.0)
+
+
+# ----------------------------------------------------------------------------- depth 2: the opponent's replies
+def test_reply_rewards_hold_the_opponents_wins_after_each_move():
+    env = BoardVectorEnv("connect4", 2)
+    env.reset()
+    for a in [0, 1, 0, 1, 0]:  # game 0: three of the first player's stones in column 0; the second player to move
+        env.step(np.array([a]), np.array([0]))
+    before = env.states.copy()
+    got = env.reply_rewards(np.array([0, 1]))
+    assert got.shape == (2, 8, 7) and got.dtype == np.float32
+    want = np.zeros((8, 7), np.float32)
+    want[2:, 0] = 1  # every move but blocking column 0 lets the first player win there
+    np.testing.assert_array_equal(got[0], want)
+    assert not got[1].any()
+    np.testing.assert_array_equal(env.states, before)
+
+    ttt = BoardVectorEnv("tictactoe", 1)
+    ttt.reset()
+    for a in [0, 3, 1]:  # X on 0, 1 threatens 2; O on 3 (to move) wins at 5 after 4, unless it must block
+        ttt.step(np.array([a]))
+    r = ttt.reply_rewards(np.array([0]))[0]
+    np.testing.assert_array_equal(r[0], 0)  # O cannot win at once
+    assert r[1 + 2].sum() == 0 and r[1 + 4, 2] == 1 and r[1 + 4].sum() == 1  # after O blocks, X has no win
+    assert not r[1 + 0].any() and not r[1 + 1].any() and not r[1 + 3].any()  # illegal moves: nothing
+
+
+def test_depth_two_records_the_next_positions_rewards_and_mirrors_both_axes():
+    parts = _parts(action_reward_loss_weight=1.0, action_reward_depth=2)
+    segments, _ = parts["collector"].collect(n_episode=16)
+    for seg in segments:
+        f = seg.freeze()
+        assert f.action_reward.shape == (len(f), 10, 9)
+        np.testing.assert_array_equal(f.action_reward[np.arange(len(f)), 0, f.action], f.reward)
+        # the replies recorded after the move played are the next position's own action rewards
+        for t in range(len(f) - 1):
+            np.testing.assert_array_equal(f.action_reward[t, 1 + f.action[t]], f.action_reward[t + 1, 0])
+    buf = parts["buffer"]
+    buf.push_segments(segments)
+    batch = buf.sample(32, np.random.default_rng(0))
+    assert batch.target_action_reward.shape == (32, 3, 10, 9)
+    aug = SymmetryAugmenter.for_env(ENV_REGISTRY.get("tictactoe"), (3, 3, 3), 9)
+    g = np.full(32, 3, np.int64)
+    out = aug(batch, np.random.default_rng(0), g=g)
+    perm = aug.action_perms[3]
+    src = batch.target_action_reward
+    np.testing.assert_array_equal(out.target_action_reward[:, :, 0], src[:, :, 0][..., perm])
+    np.testing.assert_array_equal(out.target_action_reward[:, :, 1:], src[:, :, 1:][:, :, perm][..., perm])
+    with pytest.raises(ValueError, match=r"action_reward of shape \(10, 9\) per step, but the first segment pushed "
+                                         r"had \(9,\)"):
+        one = _parts(action_reward_loss_weight=1.0)
+        one["buffer"].push_segments(one["collector"].collect(n_episode=2)[0])
+        one["buffer"].push_segments(segments)
+    with pytest.raises(ValueError, match="action_reward_depth must be 1"):
+        _parts(action_reward_loss_weight=1.0, action_reward_depth=3)
+
+
+def test_depth_two_loss_by_hand_and_it_teaches_the_reply_after_a_move_not_played():
+    parts = _parts(action_reward_loss_weight=4.0, action_reward_depth=2)
+    policy, buffer = parts["policy"], parts["buffer"]
+    buffer.push_segments(parts["collector"].collect(n_episode=32)[0])
+    batch = buffer.sample(128, np.random.default_rng(0))
+    torch.manual_seed(0)
+    _, stats, _ = policy.compute_loss(batch)
+    torch.manual_seed(0)
+    model = policy.model
+    K = batch.actions.shape[1]
+    t = torch.as_tensor(batch.target_action_reward)
+    legal = torch.as_tensor(batch.legal_mask[:, :K])
+    extra = MuZeroPolicy._extra_actions(t[:, :, 0], legal)
+    safe = legal & (t[:, :, 0] == 0)
+    move = MuZeroPolicy._extra_actions(t[:, :, 1:].ne(0).any(-1).float(), safe)
+    rows = torch.arange(128)
+    replies = torch.stack([t[rows, k, 1 + move[:, k]] for k in range(K)], dim=1)
+    reply = MuZeroPolicy._extra_actions(replies, legal)
+    with torch.no_grad():
+        latent = model.initial_inference(policy.to_tensor(batch.obs)).latent_state
+        want = torch.zeros(128)
+        for k in range(K):
+            first = policy._value_loss(model.recurrent_inference(latent, extra[:, k]).reward, t[rows, k, 0, extra[:, k]])
+            after = model.recurrent_inference(latent, move[:, k]).latent_state
+            second = policy._value_loss(model.recurrent_inference(after, reply[:, k]).reward,
+                                        t[rows, k, 1 + move[:, k], reply[:, k]])
+            want += torch.as_tensor(batch.mask_unroll[:, k]).float() * (first + safe[:, k].any(-1).float() * second)
+            latent = model.recurrent_inference(latent, torch.as_tensor(batch.actions[:, k])).latent_state
+    np.testing.assert_allclose(stats["action_reward_loss"], want.mean().item(), rtol=1e-4)
+
+    # pairs (b, y) at the sampled roots: b not played, y the opponent's immediate win after b
+    r, b, y = np.nonzero(batch.target_action_reward[:, 0, 1:] == 1)
+    keep = b != batch.actions[r, 0]
+    r, b, y = r[keep], b[keep], y[keep]
+    assert len(r) >= 10
+
+    def seen_after_training(depth: int) -> float:
+        torch.manual_seed(0)
+        p = _parts(action_reward_loss_weight=4.0, action_reward_depth=depth)["policy"]
+        data = batch
+        if depth == 1:  # the same positions with the depth-1 targets
+            import dataclasses
+            data = dataclasses.replace(batch, target_action_reward=batch.target_action_reward[:, :, 0])
+        opt = torch.optim.Adam(p.model.parameters(), lr=3e-3)
+        for _ in range(300):
+            loss, _, _ = p.compute_loss(data)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        with torch.no_grad():
+            root = p.model.initial_inference(p.to_tensor(batch.obs[r])).latent_state
+            after = p.model.recurrent_inference(root, torch.as_tensor(b)).latent_state
+            return p.model.to_scalar(p.model.recurrent_inference(after, torch.as_tensor(y)).reward).mean().item()
+
+    two, one = seen_after_training(2), seen_after_training(1)
+    print(f"reply win seen after training: depth 2 {two:.3f}, depth 1 {one:.3f}")
+    assert two > 0.55 and two > one + 0.2
