@@ -178,7 +178,7 @@ class _MuZeroBase(nn.Module):
         policy_logits, value = self._prediction(next_latent)
         return MZNetworkOutput(value, reward, policy_logits, next_latent)
 
-    def dynamics(self, latent_state: torch.Tensor, action: Any) -> Tuple[torch.Tensor, torch.Tensor]:
+    def dynamics_step(self, latent_state: torch.Tensor, action: Any) -> Tuple[torch.Tensor, torch.Tensor]:
         """``recurrent_inference`` without the prediction: (next latent [B, ...], reward [B, V|1])."""
         next_latent, reward = self._dynamics(latent_state, self._prepare_action(action, latent_state))
         if self.state_norm:

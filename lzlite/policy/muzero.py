@@ -180,12 +180,12 @@ class MuZeroPolicy(Policy):
         t = plan["target"]
         extra = plan["extra"][:, k]
         first = t[:, k] if t.dim() == 3 else t[:, k, 0]
-        _, reward = model.dynamics(latent, extra)
+        _, reward = model.dynamics_step(latent, extra)
         loss = self._value_loss(reward, first.gather(1, extra[:, None]).squeeze(1))
         if t.dim() == 4:
             move, reply = plan["move"][:, k], plan["reply"][:, k]
-            after, _ = model.dynamics(latent, move)
-            _, reply_reward = model.dynamics(_scale_gradient(after, 0.5), reply)
+            after, _ = model.dynamics_step(latent, move)
+            _, reply_reward = model.dynamics_step(_scale_gradient(after, 0.5), reply)
             target = t[torch.arange(t.shape[0], device=t.device), k, 1 + move, reply]
             loss = loss + plan["has_move"][:, k] * self._value_loss(reply_reward, target)
         return loss

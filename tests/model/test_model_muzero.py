@@ -322,3 +322,14 @@ def test_downsample_shrinks_image_latents():
         nxt = m.recurrent_inference(out.latent_state, torch.tensor([0, 3]))
     assert out.latent_state.shape == (2, 8, 3, 3) == nxt.latent_state.shape  # ceil(ceil(10 / 2) / 2) = 3
     assert nxt.value.shape == (2, 11)
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_dynamics_step_is_recurrent_inference_without_the_prediction(name):
+    m = make(name, state_norm=True).eval()
+    with torch.no_grad():
+        latent = m.initial_inference(obs_batch(m, 6)).latent_state
+        action = torch.arange(6) % m.action_space_size
+        nxt, reward = m.dynamics_step(latent, action)
+        out = m.recurrent_inference(latent, action)
+    assert torch.equal(nxt, out.latent_state) and torch.equal(reward, out.reward)
