@@ -192,8 +192,8 @@ class MuZeroPolicy(Policy):
 
     @staticmethod
     def _extra_actions(action_reward: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
-        """[Bt, K] int64: per unrolled position, a rewarding legal action with probability 1/2 when there is one,
-        else a uniformly random legal one (any action where nothing is legal: its loss is masked)."""
+        """[Bt, K] int64: per unrolled position, half the time a rewarding legal action (uniform among them) when
+        there is one, otherwise a uniformly random legal one (any action where nothing is legal: its loss is masked)."""
         legal = legal.float()
         legal = torch.where(legal.sum(-1, keepdim=True) > 0, legal, torch.ones_like(legal))
         win = legal * (action_reward != 0).float()
