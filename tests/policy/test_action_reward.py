@@ -6,6 +6,7 @@ unrolled latent, a winning one half the time there is one.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 
@@ -30,6 +31,19 @@ def _parts(**overrides):
     main, create = tiny_config("muzero", **overrides)
     main["policy"]["model"]["norm_type"] = "LN"  # no batch statistics between training and probing
     return build_components(compile_config(main, create, seed=0))
+
+
+def _trained_policy(batch, steps: int = 300, **overrides):
+    """A fresh seeded policy after ``steps`` Adam steps on ``batch`` alone."""
+    torch.manual_seed(0)
+    p = _parts(**overrides)["policy"]
+    opt = torch.optim.Adam(p.model.parameters(), lr=3e-3)
+    for _ in range(steps):
+        loss, _, _ = p.compute_loss(batch)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return p
 
 
 def test_board_env_action_rewards_are_the_immediate_wins_and_leave_the_games_alone():
@@ -171,14 +185,7 @@ def test_action_reward_loss_by_hand_and_it_teaches_the_reward_of_moves_not_playe
     assert len(rows) >= 5
 
     def seen_after_training(weight: float) -> float:
-        torch.manual_seed(0)
-        p = _parts(action_reward_loss_weight=weight)["policy"]
-        opt = torch.optim.Adam(p.model.parameters(), lr=3e-3)
-        for _ in range(300):
-            loss, _, _ = p.compute_loss(batch)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+        p = _trained_policy(batch, action_reward_loss_weight=weight)
         with torch.no_grad():
             root = p.model.initial_inference(p.to_tensor(batch.obs[rows])).latent_state
             return p.model.to_scalar(p.model.recurrent_inference(root, torch.as_tensor(acts)).reward).mean().item()
@@ -300,18 +307,10 @@ def test_depth_two_loss_by_hand_and_it_teaches_the_reply_after_a_move_not_played
     assert len(r) >= 10
 
     def seen_after_training(depth: int) -> float:
-        torch.manual_seed(0)
-        p = _parts(action_reward_loss_weight=4.0, action_reward_depth=depth)["policy"]
         data = batch
         if depth == 1:  # the same positions with the depth-1 targets
-            import dataclasses
             data = dataclasses.replace(batch, target_action_reward=batch.target_action_reward[:, :, 0])
-        opt = torch.optim.Adam(p.model.parameters(), lr=3e-3)
-        for _ in range(300):
-            loss, _, _ = p.compute_loss(data)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+        p = _trained_policy(data, action_reward_loss_weight=4.0, action_reward_depth=depth)
         with torch.no_grad():
             root = p.model.initial_inference(p.to_tensor(batch.obs[r])).latent_state
             after = p.model.recurrent_inference(root, torch.as_tensor(b)).latent_state
