@@ -15,6 +15,7 @@ process's CPU time instead of wall time: on a machine shared with other jobs it 
     python benchmarks/bench_selfplay.py                         # alphazero + muzero, 64 and 256 games
     python benchmarks/bench_selfplay.py --algo alphazero --games 256 --simulations 50 --profile
     python benchmarks/bench_selfplay.py --quick                 # a smoke run in a few seconds
+    python benchmarks/bench_selfplay.py --search-dtype both --games 128   # fp32 vs bf16 search (AMX CPUs, GPUs)
 """
 from __future__ import annotations
 
@@ -32,14 +33,17 @@ from lzlite.config import compile_config, extend_base
 from lzlite.entry.loop import build_components
 
 
-def connect4_config(algo: str, games: int, simulations: int, channels: int, blocks: int) -> Any:
-    """A compiled Connect Four config for ``algo`` with ``games`` concurrent games per collect."""
+def connect4_config(algo: str, games: int, simulations: int, channels: int, blocks: int,
+                    search_dtype: str = "float32") -> Any:
+    """A compiled Connect Four config for ``algo`` with ``games`` concurrent games per collect (bfloat16
+    searches keep conv weights NHWC, ``channels_last``: oneDNN's fast bf16 layout)."""
     model = dict(observation_shape=[3, 6, 7], action_space_size=7, num_res_blocks=blocks, num_channels=channels,
                  value_head_channels=16, policy_head_channels=16, fc_value_layers=[32], fc_policy_layers=[32])
     if algo == "muzero":
         model.update(reward_head_channels=16, fc_reward_layers=[32], support_scale=10)
     policy = dict(model=model, num_simulations=simulations, collector_env_num=games, n_episode=games,
-                  evaluator_env_num=1, num_threads=1, mcts_ctree=True, device="cpu")
+                  evaluator_env_num=1, num_threads=1, mcts_ctree=True, device="cpu", search_dtype=search_dtype,
+                  channels_last=search_dtype == "bfloat16")
     if algo == "muzero":
         policy.update(discount_factor=1.0)
     main, create = extend_base(algo, dict(exp_name=f"bench_selfplay_{algo}", policy=policy),
@@ -74,10 +78,10 @@ class NetTimer:
 
 
 def run_case(algo: str, games: int, simulations: int, channels: int, blocks: int, repeats: int,
-             profile: bool) -> Dict[str, float]:
+             profile: bool, search_dtype: str = "float32") -> Dict[str, float]:
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    cfg = connect4_config(algo, games, simulations, channels, blocks)
+    cfg = connect4_config(algo, games, simulations, channels, blocks, search_dtype)
     parts = build_components(cfg)
     policy, collector = parts["policy"], parts["collector"]
     names = ["forward"] if algo == "alphazero" else ["initial_inference", "recurrent_inference"]
@@ -132,6 +136,9 @@ def main() -> None:
     p.add_argument("--blocks", type=int, default=2, help="residual blocks")
     p.add_argument("--repeats", type=int, default=3, help="timed collects per case (median reported)")
     p.add_argument("--profile", action="store_true", help="print a cProfile summary of one more collect per case")
+    p.add_argument("--search-dtype", choices=["float32", "bfloat16", "both"], default="float32",
+                   help="the search's network precision (policy.search_dtype; bfloat16 with NHWC conv weights); "
+                        "'both': each case in both, with the bf16/fp32 speed ratio")
     p.add_argument("--quick", action="store_true", help="smoke run: 16 games, S=8, 1 repeat")
     args = p.parse_args()
     if args.quick:
@@ -139,15 +146,23 @@ def main() -> None:
     algos = ["alphazero", "muzero"] if args.algo == "both" else [args.algo]
     print(f"Connect Four self-play, model: {args.blocks} res blocks x {args.channels} channels, S={args.simulations}, "
           f"torch threads=1, {args.repeats} collects per case (median)")
-    header = f"{'algo':<10} {'games':>6} {'positions':>9} {'wall s':>8} {'pos/s':>9} {'pos/CPU s':>9} {'net share':>9} {'net batch':>9}"
+    dtypes = ["float32", "bfloat16"] if args.search_dtype == "both" else [args.search_dtype]
+    header = f"{'algo':<10} {'dtype':<8} {'games':>6} {'positions':>9} {'wall s':>8} {'pos/s':>9} {'pos/CPU s':>9} {'net share':>9} {'net batch':>9}"
     print(header)
     for algo in algos:
         for games in args.games:
-            r = run_case(algo, games, args.simulations, args.channels, args.blocks, args.repeats, args.profile)
-            print(f"{algo:<10} {games:>6} {r['positions']:>9.0f} {r['wall']:>8.2f} {r['pos_per_s']:>9.1f} {r['pos_per_cpu_s']:>9.1f} "
-                  f"{r['net_share']:>9.2f} {r['net_batch']:>9.1f}", flush=True)
-            if "profile" in r:
-                print(r["profile"], flush=True)
+            speed = {}
+            for dtype in dtypes:
+                r = run_case(algo, games, args.simulations, args.channels, args.blocks, args.repeats, args.profile,
+                             dtype)
+                speed[dtype] = r["pos_per_cpu_s"]
+                print(f"{algo:<10} {dtype:<8} {games:>6} {r['positions']:>9.0f} {r['wall']:>8.2f} {r['pos_per_s']:>9.1f} "
+                      f"{r['pos_per_cpu_s']:>9.1f} {r['net_share']:>9.2f} {r['net_batch']:>9.1f}", flush=True)
+                if "profile" in r:
+                    print(r["profile"], flush=True)
+            if len(speed) == 2:
+                print(f"{algo:<10} bf16/fp32 positions per CPU second: {speed['bfloat16'] / speed['float32']:.2f}x",
+                      flush=True)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""learner_dtype='bfloat16' / 'auto' (autocast loss) and channels_last (NHWC conv weights)."""
+"""learner_dtype / search_dtype = 'bfloat16' / 'auto' (autocast loss, autocast search) and channels_last (NHWC
+conv weights)."""
 from __future__ import annotations
 
 import os
@@ -52,9 +53,36 @@ def test_channels_last_keeps_the_network_function_and_checkpoints_portable():
     torch.testing.assert_close(a.policy_logits, b.policy_logits, rtol=1e-4, atol=1e-5)
 
 
-def test_bad_learner_dtype_is_a_clear_error():
-    with pytest.raises(ValueError, match="learner_dtype must be 'float32', 'bfloat16' or 'auto'"):
-        _policy_and_batch("muzero", learner_dtype="fp16")
+@pytest.mark.parametrize("algo", ["muzero", "alphazero", "unizero"])
+def test_bfloat16_search_is_the_float32_search_to_bf16_precision(algo):
+    parts = build_components(compile_config(*tiny_config(algo), seed=0))
+    policy, venv = parts["policy"], parts["collector"].venv
+    torch.manual_seed(0)
+    with torch.no_grad():  # an untrained net's zero-initialised heads give exact zeros in any precision
+        for p in policy.model.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    venv.reset()
+    rng = np.random.default_rng(1)
+    for _ in range(2):  # two random plies: the roots differ
+        legal = venv.legal_mask()
+        venv.step(np.array([rng.choice(np.flatnonzero(row)) for row in legal]))
+    idx = np.arange(len(venv.legal_mask()))
+    outs = {}
+    for dtype in ("float32", "bfloat16"):
+        policy.search_dtype = dtype
+        outs[dtype] = policy.act(venv, idx, np.random.default_rng(0), mode="eval")
+    a, b = outs["float32"], outs["bfloat16"]
+    # the network's root values differ by bf16 rounding (the searches' trees part where visits are near-tied:
+    # a few simulations of a random net, so their root values and moves are not compared)
+    assert not np.array_equal(a.predicted_value, b.predicted_value), "autocast must be on: bf16 rounds differently"
+    np.testing.assert_allclose(b.predicted_value, a.predicted_value, atol=0.03)
+    assert np.isfinite(b.root_value).all() and b.visit_counts.sum() == a.visit_counts.sum()
+
+
+@pytest.mark.parametrize("key", ["learner_dtype", "search_dtype"])
+def test_bad_dtype_is_a_clear_error(key):
+    with pytest.raises(ValueError, match=f"{key} must be 'float32', 'bfloat16' or 'auto'"):
+        _policy_and_batch("muzero", **{key: "fp16"})
 
 
 @pytest.mark.parametrize("amx", [True, False])
@@ -63,12 +91,13 @@ def test_auto_learner_dtype_follows_the_hardware_probe(monkeypatch, amx):
 
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx, raising=False)
     assert base.fast_bfloat16(torch.device("cpu")) is amx
-    policy, _ = _policy_and_batch("muzero", learner_dtype="auto")
-    assert policy.learner_dtype == ("bfloat16" if amx else "float32")
+    policy, _ = _policy_and_batch("muzero", learner_dtype="auto", search_dtype="auto")
+    assert policy.learner_dtype == policy.search_dtype == ("bfloat16" if amx else "float32")
 
 
 def test_train_muzero_in_bfloat16_with_channels_last(tmp_path):
-    policy = train_muzero(tiny_config("muzero", learner_dtype="bfloat16", channels_last=True), seed=0,
+    cfg = tiny_config("muzero", learner_dtype="bfloat16", search_dtype="bfloat16", channels_last=True)
+    policy = train_muzero(cfg, seed=0,
                           max_env_step=150, run_dir=str(tmp_path), progress=False)
     assert all(torch.isfinite(p).all() for p in policy.model.parameters())
     assert abs(sum(policy.final_eval[f"random/{k}"] for k in ("win", "draw", "loss")) - 1.0) < 1e-6
