@@ -53,12 +53,18 @@ def search_config_from_policy(cfg: EasyDict, value_sign: float) -> Any:
 
 def fast_bfloat16(device: torch.device) -> bool:
     """Whether bfloat16 matmuls/convolutions run in hardware on ``device``: a CUDA GPU that supports bf16,
-    or a CPU with AMX tiles (torch's own probe; False where this torch build has none)."""
+    or a CPU with AMX tiles or AVX512-BF16 dot products (torch's own probes; False where this torch build has
+    none). Measured on an AVX512-BF16 CPU without AMX (AMD Zen 4): 1.6x faster Connect Four MuZero learner
+    steps, 2.1x AlphaZero, 1.6x MuZero self-play (docs/benchmarks.md); CPUs with neither emulate bfloat16
+    and run it slower than float32."""
     if device.type == "cuda":
         return bool(torch.cuda.is_bf16_supported())
     if device.type == "cpu":
-        probe = getattr(torch.cpu, "_is_amx_tile_supported", None)
-        return bool(probe()) if probe is not None else False
+        for name in ("_is_amx_tile_supported", "_is_avx512_bf16_supported"):
+            probe = getattr(torch.cpu, name, None)
+            if probe is not None and probe():
+                return True
+        return False
     return False
 
 
@@ -85,10 +91,10 @@ class Policy:
             action_type="varied_action_space",  # LightZero compatibility; lzlite always uses full-space masks
             num_threads=1,  # torch intra-op threads; small board-game nets run fastest on one (0: torch's default)
             learner_dtype="float32",  # 'float32', 'bfloat16' (autocast the loss's forward, and so its backward) or
-            #  'auto' (bfloat16 where it is fast: CPUs with AMX, CUDA GPUs with bf16); ~2x faster learner steps on
-            #  AMX CPUs (Sapphire Rapids and later), slower on CPUs without bf16 hardware
+            #  'auto' (bfloat16 where it is fast: CPUs with AMX or AVX512-BF16, CUDA GPUs with bf16); 1.6-2.5x
+            #  faster learner steps there (benchmarks/bench_learner.py), slower on CPUs without bf16 hardware
             search_dtype="float32",  # the search's network calls (collect, evaluation, reanalyze): 'float32',
-            #  'bfloat16' (autocast) or 'auto' (as learner_dtype); ~2x faster inference on AMX CPUs with
+            #  'bfloat16' (autocast) or 'auto' (as learner_dtype); 1.5-2.3x faster inference on such CPUs with
             #  channels_last (benchmarks/bench_selfplay.py --search-dtype)
             channels_last=False,  # keep conv weights NHWC: oneDNN's fast layout on CPU (pair it with 'bfloat16')
             mcts_ctree=True,  # True: the C++ search tree; False: the pure-numpy reference tree

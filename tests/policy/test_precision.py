@@ -85,14 +85,16 @@ def test_bad_dtype_is_a_clear_error(key):
         _policy_and_batch("muzero", **{key: "fp16"})
 
 
-@pytest.mark.parametrize("amx", [True, False])
-def test_auto_learner_dtype_follows_the_hardware_probe(monkeypatch, amx):
+@pytest.mark.parametrize("amx, avx512_bf16", [(True, True), (False, True), (True, False), (False, False)])
+def test_auto_learner_dtype_follows_the_hardware_probe(monkeypatch, amx, avx512_bf16):
     import lzlite.policy.base as base
 
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx, raising=False)
-    assert base.fast_bfloat16(torch.device("cpu")) is amx
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: avx512_bf16, raising=False)
+    fast = amx or avx512_bf16
+    assert base.fast_bfloat16(torch.device("cpu")) is fast
     policy, _ = _policy_and_batch("muzero", learner_dtype="auto", search_dtype="auto")
-    assert policy.learner_dtype == policy.search_dtype == ("bfloat16" if amx else "float32")
+    assert policy.learner_dtype == policy.search_dtype == ("bfloat16" if fast else "float32")
 
 
 def test_train_muzero_in_bfloat16_with_channels_last(tmp_path):
