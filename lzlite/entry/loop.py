@@ -54,6 +54,12 @@ def build_components(cfg: Any, model: Optional[torch.nn.Module] = None) -> Dict[
     if getattr(policy, "wants_action_rewards", False) and not venv.can_try_actions:
         raise ConfigError(f"policy.action_reward_loss_weight={pcfg.action_reward_loss_weight} needs an env that can try "
                           f"every move without playing it; env '{env_type}' cannot: set it to 0")
+    if getattr(policy, "wants_next_observations", False):
+        rule = getattr(ENV_REGISTRY.get(env_type), "next_observations", None)
+        if rule is None:
+            raise ConfigError(f"policy.action_value_loss_weight={pcfg.action_value_loss_weight} needs the env's "
+                              f"next_observations rule (board games have it); env '{env_type}' has none: set it to 0")
+        policy.next_observations = rule
     rng = np.random.default_rng([cfg.seed, 1])
     collector_cls = COLLECTOR_REGISTRY.get(cfg.create.collector.type or policy.collector_type)
     collector = collector_cls(policy, venv, pcfg, rng)
@@ -64,7 +70,7 @@ def build_components(cfg: Any, model: Optional[torch.nn.Module] = None) -> Dict[
                    or ("prioritized_game_buffer" if pcfg.use_priority else "game_buffer"))
     buffer_cls = BUFFER_REGISTRY.get(buffer_type)
     bcfg = {k: pcfg[k] for k in buffer_cls.default_config() if k in pcfg}
-    bcfg.update(value_sign=int(venv.value_sign), return_obs_unroll=pcfg.ssl_loss_weight > 0)
+    bcfg.update(value_sign=int(venv.value_sign), return_obs_unroll=bool(getattr(policy, "wants_obs_unroll", False)))
     buffer = buffer_cls(bcfg)
     augment = None
     if pcfg.symmetry_augmentation:

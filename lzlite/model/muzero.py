@@ -185,6 +185,10 @@ class _MuZeroBase(nn.Module):
             next_latent = min_max_normalize(next_latent)
         return next_latent, reward
 
+    def prediction_step(self, latent_state: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        """The prediction function alone: (policy logits [B, A], value [B, V|1]) of latent states."""
+        return self._prediction(latent_state)
+
     def project(self, latent_state: torch.Tensor, with_grad: bool = True) -> torch.Tensor:
         """SimSiam-style projection for the EfficientZero consistency loss.
 

@@ -43,7 +43,23 @@ class MuZeroPolicy(Policy):
         # the opponent a win half the time there is one) and learns the reward of a reply after it (a winning
         # one half the time): the situation a search must read to avoid handing a win. Two more dynamics steps
         cfg.action_reward_depth = 1
+        # > 0 (needs action_reward_loss_weight > 0 and a board env): the latent after that extra move (at depth 2
+        # the safe move, at depth 1 the extra one) also learns the value and policy the TARGET network's
+        # representation gives the real position after it (value 0 where the move ends the game), from the
+        # observations the env's ``next_observations`` rule builds. The search values positions after moves
+        # never played through such latents; without this their value and prior get no training signal
+        cfg.action_value_loss_weight = 0.0
         return cfg
+
+    @property
+    def wants_next_observations(self) -> bool:
+        """True when the loss needs the env's ``next_observations`` rule (set ``self.next_observations``)."""
+        return self.cfg.action_value_loss_weight > 0
+
+    @property
+    def wants_obs_unroll(self) -> bool:
+        """True when the loss reads the observations at the unrolled positions (``Batch.obs_unroll``)."""
+        return self.cfg.ssl_loss_weight > 0 or self.cfg.action_value_loss_weight > 0
 
     @property
     def wants_action_rewards(self) -> bool:
@@ -59,6 +75,12 @@ class MuZeroPolicy(Policy):
         if cfg.action_reward_depth not in (1, 2):
             raise ValueError(f"policy.action_reward_depth must be 1 (the mover's moves) or 2 (also the opponent's "
                              f"replies after them), got {cfg.action_reward_depth!r}")
+        if cfg.action_value_loss_weight > 0 and not cfg.action_reward_loss_weight > 0:
+            raise ValueError(f"policy.action_value_loss_weight={cfg.action_value_loss_weight} trains the latent after the "
+                             f"action-reward loss's extra move: set action_reward_loss_weight > 0 too")
+        #: the env's rule ``(obs [N, ...], actions [N]) -> (obs after [N, ...], legal after [N, A])`` (build_components
+        #: sets it from the env class when ``wants_next_observations``)
+        self.next_observations: Optional[Callable[[torch.Tensor, torch.Tensor], Tuple[torch.Tensor, torch.Tensor]]] = None
         if cfg.ssl_loss_weight > 0 and not getattr(self.model, "self_supervised_learning_loss", False):
             raise ValueError(f"policy.ssl_loss_weight={cfg.ssl_loss_weight} needs the model's projection heads: "
                              f"set policy.model.self_supervised_learning_loss=True (or ssl_loss_weight=0)")
@@ -119,11 +141,16 @@ class MuZeroPolicy(Policy):
         pred_root_value = model.to_scalar(out.value).detach()
         use_ssl = cfg.ssl_loss_weight > 0 and getattr(batch, "obs_unroll", None) is not None
         plan = self._action_reward_plan(batch, K) if cfg.action_reward_loss_weight > 0 else None
+        if plan is not None and cfg.action_value_loss_weight > 0:
+            plan["obs"] = [obs] + [self.to_tensor(batch.obs_unroll[:, k]) for k in range(K - 1)]
         action_reward_loss = torch.zeros_like(value_loss)
+        action_value_loss = torch.zeros_like(value_loss)
         for k in range(1, K + 1):
             latent = _scale_gradient(latent, 0.5)
             if plan is not None:  # rewards of moves off the played line, from the latent of position t+k-1
-                action_reward_loss = action_reward_loss + mask[:, k - 1] * self._action_reward_step(model, latent, plan, k - 1)
+                ar_loss, av_loss = self._action_reward_step(model, latent, plan, k - 1)
+                action_reward_loss = action_reward_loss + mask[:, k - 1] * ar_loss
+                action_value_loss = action_value_loss + mask[:, k - 1] * av_loss
             out = self.model.recurrent_inference(latent, actions[:, k - 1])
             latent = out.latent_state
             value_loss = value_loss + self._value_loss(out.value, t_value[:, k])
@@ -137,11 +164,12 @@ class MuZeroPolicy(Policy):
                 ssl_loss = ssl_loss - mask[:, k] * F.cosine_similarity(proj, target_proj, dim=-1)
         total = (cfg.value_loss_weight * value_loss + cfg.policy_loss_weight * policy_loss
                  + cfg.reward_loss_weight * reward_loss + cfg.ssl_loss_weight * ssl_loss
-                 + cfg.action_reward_loss_weight * action_reward_loss)
+                 + cfg.action_reward_loss_weight * action_reward_loss + cfg.action_value_loss_weight * action_value_loss)
         loss = (weights * total).mean()
         stats = dict(value_loss=value_loss.mean().item(), policy_loss=policy_loss.mean().item(),
                      reward_loss=reward_loss.mean().item(), ssl_loss=ssl_loss.mean().item(),
                      action_reward_loss=action_reward_loss.mean().item(),
+                     action_value_loss=action_value_loss.mean().item(),
                      pred_value=float(pred_root_value.mean()), target_value=float(t_value[:, 0].mean()))
         priorities = (pred_root_value - t_value[:, 0]).abs().cpu().numpy() + 1e-6
         return loss, stats, priorities
@@ -175,20 +203,44 @@ class MuZeroPolicy(Policy):
         return out
 
     def _action_reward_step(self, model: torch.nn.Module, latent: torch.Tensor, plan: Dict[str, torch.Tensor],
-                            k: int) -> torch.Tensor:
-        """[Bt] reward loss of the planned moves from ``latent`` (unrolled position t+k)."""
+                            k: int) -> Tuple[torch.Tensor, torch.Tensor]:
+        """[Bt] reward loss of the planned moves from ``latent`` (unrolled position t+k), and [Bt] value + policy
+        loss of the latent after the first of them (zeros unless action_value_loss_weight > 0)."""
         t = plan["target"]
         extra = plan["extra"][:, k]
         first = t[:, k] if t.dim() == 3 else t[:, k, 0]
-        _, reward = model.dynamics_step(latent, extra)
+        after_extra, reward = model.dynamics_step(latent, extra)
         loss = self._value_loss(reward, first.gather(1, extra[:, None]).squeeze(1))
+        value_loss = torch.zeros_like(loss)
         if t.dim() == 4:
             move, reply = plan["move"][:, k], plan["reply"][:, k]
             after, _ = model.dynamics_step(latent, move)
             _, reply_reward = model.dynamics_step(_scale_gradient(after, 0.5), reply)
             target = t[torch.arange(t.shape[0], device=t.device), k, 1 + move, reply]
             loss = loss + plan["has_move"][:, k] * self._value_loss(reply_reward, target)
-        return loss
+            if "obs" in plan:
+                value_loss = plan["has_move"][:, k] * self._action_value_step(model, after, plan["obs"][k], move, first)
+        elif "obs" in plan:
+            value_loss = self._action_value_step(model, after_extra, plan["obs"][k], extra, first)
+        return loss, value_loss
+
+    def _action_value_step(self, model: torch.nn.Module, after: torch.Tensor, obs: torch.Tensor, move: torch.Tensor,
+                           first_rewards: torch.Tensor) -> torch.Tensor:
+        """[Bt] value + policy loss of ``after`` (the latent after ``move`` from observation ``obs``) against the target
+        network's initial inference on the real position after it; value 0 and no policy loss where it ends the game."""
+        if self.next_observations is None:
+            raise ValueError("policy.action_value_loss_weight > 0 needs the env's next_observations rule: "
+                             "build the policy through lzlite.entry (build_components) with a board env")
+        with torch.no_grad():
+            obs_after, legal_after = self.next_observations(obs, move)
+            target = self.target_model.initial_inference(obs_after)
+            terminal = (first_rewards.gather(1, move[:, None]).squeeze(1) != 0) | ~legal_after.any(-1)
+            t_value = torch.where(terminal, torch.zeros_like(terminal, dtype=torch.float32),
+                                  self.target_model.to_scalar(target.value).float())
+            t_policy = F.softmax(target.policy_logits.float().masked_fill(~legal_after, -1e9), dim=-1)
+        policy_logits, value = model.prediction_step(after)
+        policy_loss = -(t_policy * F.log_softmax(policy_logits, dim=-1)).sum(-1)
+        return self._value_loss(value, t_value) + (~terminal).float() * policy_loss
 
     @staticmethod
     def _extra_actions(action_reward: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:

@@ -11,3 +11,4 @@ class Connect4Env(BoardGameEnv):
 
     game_name = "connect4"
     symmetry = "mirror"
+    gravity = True
