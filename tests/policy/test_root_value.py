@@ -169,3 +169,24 @@ def test_gumbel_alphazero_searches_the_real_game_and_trains_on_the_improved_poli
     visits = out.visit_counts / out.visit_counts.sum(1, keepdims=True)
     assert not np.allclose(target, visits, atol=1e-3), "not AlphaZero's visit-count target"
     assert (out.visit_counts > 0).sum(1).max() <= 4, "sequential halving over the sampled moves"
+
+
+@pytest.mark.parametrize("algo", ["muzero", "gumbel_muzero"])
+def test_model_report_real_search_searches_the_networks_heads_over_the_real_game(algo):
+    """benchmarks/model_report.py --real-search: an untrained network (uniform prior, value and reward 0) searched
+    through its learned model knows nothing, while the same heads over the real game see every win and block
+    the search reaches."""
+    from benchmarks.model_report import real_search_report
+    from lzlite.config import compile_config
+    from lzlite.entry.loop import build_components
+    from tiny_configs import tiny_config
+
+    cfg = compile_config(*tiny_config(algo, num_simulations=32, eval_bots=["perfect"], eval_episodes=8,
+                                      eval_optimal_move_rate=True), seed=0)
+    parts = build_components(cfg)
+    policy = parts["policy"]
+    own = parts["evaluator"].eval()
+    real = real_search_report(policy, cfg, episodes=8)
+    assert real["real_search/optimal_move_rate"] > own["optimal_move_rate"] + 0.15, (real, own)
+    assert real["real_search/perfect/loss"] <= own["perfect/loss"]
+    assert set(k[len("real_search/"):] for k in real) == set(own)
