@@ -235,8 +235,7 @@ class MuZeroPolicy(Policy):
             obs_after, legal_after = self.next_observations(obs, move)
             target = self.target_model.initial_inference(obs_after)
             terminal = (first_rewards.gather(1, move[:, None]).squeeze(1) != 0) | ~legal_after.any(-1)
-            t_value = torch.where(terminal, torch.zeros_like(terminal, dtype=torch.float32),
-                                  self.target_model.to_scalar(target.value).float())
+            t_value = self.target_model.to_scalar(target.value).float().masked_fill(terminal, 0.0)
             t_policy = F.softmax(target.policy_logits.float().masked_fill(~legal_after, -1e9), dim=-1)
         policy_logits, value = model.prediction_step(after)
         policy_loss = -(t_policy * F.log_softmax(policy_logits, dim=-1)).sum(-1)
