@@ -6,7 +6,9 @@ Prints, over the positions the optimal-move rate is graded on (``zoo/<game>/eval
 
 * prior: how often the policy head's favourite legal move is optimal;
 * lookahead (MuZero family): how often argmax_a [r(s, a) - v(g(s, a))] through the learned model is
-  optimal, i.e. a one-simulation-per-action search;
+  optimal, i.e. a one-simulation-per-action search; lookahead_real: the same with the real game's reward
+  and the value head on the real position after each move (the lookahead exact dynamics would give), and
+  child_value_gap: the mean |v(g(s, a)) - v(real position after a)| over legal moves (0 after a final move);
 * value (when the positions carry solver scores, e.g. Connect Four): how often the sign of the value
   head agrees with the solver on decided positions, and the mean |v|;
 * search values (with solver scores): one evaluation search per position; for the root's visit-weighted
@@ -57,6 +59,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from lzlite.config import compile_config, load_config_file  # noqa: E402
 from lzlite.entry.loop import build_components  # noqa: E402
 from lzlite.envs.vector import BoardVectorEnv  # noqa: E402
+from lzlite.registry import ENV_REGISTRY  # noqa: E402
 from lzlite.worker.checkpoint import load_checkpoint  # noqa: E402
 from lzlite.worker.metrics import graded_positions  # noqa: E402
 
@@ -84,11 +87,24 @@ def report(model: torch.nn.Module, game: str) -> dict:
             root = model.initial_inference(obs)
             logits, value = root.policy_logits.numpy(), model.to_scalar(root.value).numpy().reshape(-1)
             q = np.full(legal.shape, -np.inf)
+            q_real = np.full(legal.shape, -np.inf)
+            through = np.zeros(legal.shape)  # value of the latent after each move, through the dynamics
+            real = np.zeros(legal.shape)  # value of the real position after it (0 where the move ends the game)
+            rewards = venv.action_rewards(rows)
+            next_observations = ENV_REGISTRY.get(game).next_observations
             for a in range(legal.shape[1]):
                 nxt = model.recurrent_inference(root.latent_state, torch.full((len(states),), a, dtype=torch.int64))
-                q[:, a] = (model.to_scalar(nxt.reward) - model.to_scalar(nxt.value)).numpy().reshape(-1)
-            q[~legal] = -np.inf
+                through[:, a] = model.to_scalar(nxt.value).numpy().reshape(-1)
+                q[:, a] = model.to_scalar(nxt.reward).numpy().reshape(-1) - through[:, a]
+                sel = np.flatnonzero(legal[:, a])
+                after_obs, after_legal = next_observations(obs[sel], torch.full((len(sel),), a, dtype=torch.int64))
+                v = model.to_scalar(model.initial_inference(after_obs).value).numpy().reshape(-1)
+                real[sel, a] = np.where((rewards[sel, a] != 0) | ~after_legal.any(-1).numpy(), 0.0, v)
+                q_real[sel, a] = rewards[sel, a] - real[sel, a]
+            q[~legal], q_real[~legal] = -np.inf, -np.inf
             out["lookahead"] = float(optimal[rows, q.argmax(1)].mean())
+            out["lookahead_real"] = float(optimal[rows, q_real.argmax(1)].mean())
+            out["child_value_gap"] = float(np.abs(through - real)[legal].mean())
         else:  # AlphaZero: (logits, value)
             logits, value = (t.numpy() for t in model(obs))
             value = value.reshape(-1)

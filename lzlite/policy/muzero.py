@@ -49,6 +49,10 @@ class MuZeroPolicy(Policy):
         # observations the env's ``next_observations`` rule builds. The search values positions after moves
         # never played through such latents; without this their value and prior get no training signal
         cfg.action_value_loss_weight = 0.0
+        # True (with action_value_loss_weight > 0): at each sampled position the latents after EVERY legal move learn
+        # that value and policy too (the children a search at that root values first); A more dynamics and
+        # prediction passes per sampled position
+        cfg.action_value_all_moves = False
         return cfg
 
     @property
@@ -78,6 +82,9 @@ class MuZeroPolicy(Policy):
         if cfg.action_value_loss_weight > 0 and not cfg.action_reward_loss_weight > 0:
             raise ValueError(f"policy.action_value_loss_weight={cfg.action_value_loss_weight} trains the latent after the "
                              f"action-reward loss's extra move: set action_reward_loss_weight > 0 too")
+        if cfg.action_value_all_moves and not cfg.action_value_loss_weight > 0:
+            raise ValueError("policy.action_value_all_moves=True extends the action-value loss to every legal move: "
+                             "set action_value_loss_weight > 0 too")
         #: the env's rule ``(obs [N, ...], actions [N]) -> (obs after [N, ...], legal after [N, A])`` (build_components
         #: sets it from the env class when ``wants_next_observations``)
         self.next_observations: Optional[Callable[[torch.Tensor, torch.Tensor], Tuple[torch.Tensor, torch.Tensor]]] = None
@@ -147,6 +154,8 @@ class MuZeroPolicy(Policy):
         action_value_loss = torch.zeros_like(value_loss)
         for k in range(1, K + 1):
             latent = _scale_gradient(latent, 0.5)
+            if k == 1 and plan is not None and "obs" in plan and cfg.action_value_all_moves:
+                action_value_loss = action_value_loss + self._all_moves_value_loss(model, latent, plan, batch)
             if plan is not None:  # rewards of moves off the played line, from the latent of position t+k-1
                 ar_loss, av_loss = self._action_reward_step(model, latent, plan, k - 1)
                 action_reward_loss = action_reward_loss + mask[:, k - 1] * ar_loss
@@ -223,6 +232,19 @@ class MuZeroPolicy(Policy):
         elif "obs" in plan:
             value_loss = self._action_value_step(model, after_extra, plan["obs"][k], extra, first)
         return loss, value_loss
+
+    def _all_moves_value_loss(self, model: torch.nn.Module, latent: torch.Tensor, plan: Dict[str, torch.Tensor],
+                              batch: Any) -> torch.Tensor:
+        """[Bt] mean over the legal moves at the sampled positions of the action-value loss of the latent after each
+        (``latent``: the representation of the sampled observations)."""
+        legal = self.to_tensor(batch.legal_mask[:, 0], torch.bool)  # [Bt, A]
+        t = plan["target"]
+        first = t[:, 0] if t.dim() == 3 else t[:, 0, 0]  # [Bt, A] reward of each move
+        rows, moves = legal.nonzero(as_tuple=True)
+        after, _ = model.dynamics_step(latent[rows], moves)
+        loss = self._action_value_step(model, after, plan["obs"][0][rows], moves, first[rows])
+        per_row = torch.zeros(legal.shape[0], dtype=loss.dtype, device=loss.device).index_add_(0, rows, loss)
+        return per_row / legal.sum(-1).clamp(min=1).to(loss.dtype)
 
     def _action_value_step(self, model: torch.nn.Module, after: torch.Tensor, obs: torch.Tensor, move: torch.Tensor,
                            first_rewards: torch.Tensor) -> torch.Tensor:

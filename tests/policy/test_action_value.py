@@ -72,6 +72,47 @@ def test_action_value_loss_by_hand():
     np.testing.assert_allclose(stats["action_value_loss"], want.mean().item(), rtol=1e-4)
 
 
+@pytest.mark.parametrize("depth", [1, 2])
+def test_all_moves_adds_every_legal_move_at_the_sampled_position(depth):
+    parts, batch = _batch(action_reward_depth=depth)
+    policy = parts["policy"]
+    model, target = policy.model, policy.target_model
+    with torch.no_grad():
+        for p in target.parameters():
+            p.add_(0.05 * torch.randn_like(p))
+    torch.manual_seed(0)
+    _, base, _ = policy.compute_loss(batch)
+    policy.cfg.action_value_all_moves = True
+    torch.manual_seed(0)
+    _, stats, _ = policy.compute_loss(batch)
+    rule = ENV_REGISTRY.get("tictactoe").next_observations
+    obs = policy.to_tensor(batch.obs)
+    want = torch.zeros(len(obs))
+    with torch.no_grad():
+        latent = model.initial_inference(obs).latent_state
+        for i in range(len(obs)):  # one position and one move at a time
+            moves = np.flatnonzero(batch.legal_mask[i, 0])
+            for a in moves:
+                act = torch.tensor([int(a)])
+                out = model.recurrent_inference(latent[i:i + 1], act)
+                after_obs, after_legal = rule(obs[i:i + 1], act)
+                tgt = target.initial_inference(after_obs)
+                first = batch.target_action_reward[i, 0] if depth == 1 else batch.target_action_reward[i, 0, 0]
+                ends = bool(first[a] != 0) or not bool(after_legal.any())
+                t_value = torch.zeros(1) if ends else target.to_scalar(tgt.value).view(1)
+                loss = policy._value_loss(out.value, t_value)
+                if not ends:
+                    t_pi = F.softmax(tgt.policy_logits.masked_fill(~after_legal, -1e9), -1)
+                    loss = loss - (t_pi * F.log_softmax(out.policy_logits, -1)).sum(-1)
+                want[i] += loss.item() / len(moves)
+    np.testing.assert_allclose(stats["action_value_loss"] - base["action_value_loss"], want.mean().item(), rtol=1e-3)
+
+
+def test_all_moves_needs_the_action_value_loss():
+    with pytest.raises(ValueError, match="set action_value_loss_weight > 0 too"):
+        _parts(action_reward_loss_weight=1.0, action_value_all_moves=True)
+
+
 def _gap_after_training(batch, weight: float, steps: int = 300) -> float:
     """Mean |value through the dynamics - value of the real position| after unplayed, non-final moves at the
     sampled roots, for a policy trained ``steps`` Adam steps on ``batch`` (target network synced every 25)."""

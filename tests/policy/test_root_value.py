@@ -190,3 +190,32 @@ def test_model_report_real_search_searches_the_networks_heads_over_the_real_game
     assert real["real_search/optimal_move_rate"] > own["optimal_move_rate"] + 0.15, (real, own)
     assert real["real_search/perfect/loss"] <= own["perfect/loss"]
     assert set(k[len("real_search/"):] for k in real) == set(own)
+
+
+def test_model_report_lookahead_through_the_real_game():
+    """benchmarks/model_report.py: lookahead_real and child_value_gap against the real game stepped move by move."""
+    from benchmarks.model_report import report
+    from lzlite.worker.metrics import graded_positions
+
+    model = _random_weights(_policy("muzero")).model.eval()
+    got = report(model, "tictactoe")
+    states, optimal = graded_positions("tictactoe")
+    picks, gaps = [], []
+    with torch.no_grad():
+        for i in range(len(states)):
+            root = BoardVectorEnv("tictactoe", 1)
+            root.states[:] = states[i:i + 1]
+            latent = model.initial_inference(torch.as_tensor(root.observe())).latent_state
+            q = {}
+            for a in np.flatnonzero(root.legal_mask()[0]):
+                env = BoardVectorEnv("tictactoe", 1)
+                env.states[:] = states[i:i + 1]
+                reward, done = env.step(np.array([a]))
+                real = 0.0 if done[0] else model.to_scalar(model.initial_inference(torch.as_tensor(env.observe())).value).item()
+                through = model.to_scalar(model.recurrent_inference(latent, torch.tensor([int(a)])).value).item()
+                q[a] = float(reward[0]) - real
+                gaps.append(abs(through - real))
+            picks.append(optimal[i, max(q, key=q.get)])
+    np.testing.assert_allclose(got["lookahead_real"], np.mean(picks), atol=1e-9)
+    np.testing.assert_allclose(got["child_value_gap"], np.mean(gaps), rtol=1e-4)
+    assert got["child_value_gap"] > 0.01  # random weights: the dynamics do not know the real positions' values
