@@ -153,10 +153,7 @@ class _MuZeroBase(nn.Module):
             MZNetworkOutput with value [B, V|1], reward "zero" [B, V|1], policy_logits [B, A],
             latent_state [B, ...].
         """
-        x = self._prepare_obs(obs)
-        latent = self._representation(x)
-        if self.state_norm:
-            latent = min_max_normalize(latent)
+        latent = self.representation_step(obs)
         policy_logits, value = self._prediction(latent)
         return MZNetworkOutput(value, self._root_reward(latent.shape[0], value), policy_logits, latent)
 
@@ -177,6 +174,11 @@ class _MuZeroBase(nn.Module):
             next_latent = min_max_normalize(next_latent)
         policy_logits, value = self._prediction(next_latent)
         return MZNetworkOutput(value, reward, policy_logits, next_latent)
+
+    def representation_step(self, obs: Any) -> torch.Tensor:
+        """``initial_inference`` without the prediction: the latent states [B, ...] of observations."""
+        latent = self._representation(self._prepare_obs(obs))
+        return min_max_normalize(latent) if self.state_norm else latent
 
     def dynamics_step(self, latent_state: torch.Tensor, action: Any) -> Tuple[torch.Tensor, torch.Tensor]:
         """``recurrent_inference`` without the prediction: (next latent [B, ...], reward [B, V|1])."""

@@ -53,6 +53,12 @@ class MuZeroPolicy(Policy):
         # that value and policy too (the children a search at that root values first); A more dynamics and
         # prediction passes per sampled position
         cfg.action_value_all_moves = False
+        # > 0: each latent the dynamics make for a real position (the unrolled line's, and the action-value loss's
+        # where that is on) is pulled toward the representation of that position's observation (mean squared error
+        # per latent element; the representation's output is the target, without gradient): the learned model then
+        # searches latents the prediction heads were trained on (an lzlite extension; EfficientZero's consistency
+        # loss, ssl_loss_weight, compares projections by cosine, which leaves the latent's scale free)
+        cfg.latent_match_loss_weight = 0.0
         return cfg
 
     @property
@@ -63,7 +69,8 @@ class MuZeroPolicy(Policy):
     @property
     def wants_obs_unroll(self) -> bool:
         """True when the loss reads the observations at the unrolled positions (``Batch.obs_unroll``)."""
-        return self.cfg.ssl_loss_weight > 0 or self.cfg.action_value_loss_weight > 0
+        cfg = self.cfg
+        return cfg.ssl_loss_weight > 0 or cfg.action_value_loss_weight > 0 or cfg.latent_match_loss_weight > 0
 
     @property
     def wants_action_rewards(self) -> bool:
@@ -152,16 +159,22 @@ class MuZeroPolicy(Policy):
             plan["obs"] = [obs] + [self.to_tensor(batch.obs_unroll[:, k]) for k in range(K - 1)]
         action_reward_loss = torch.zeros_like(value_loss)
         action_value_loss = torch.zeros_like(value_loss)
+        match_loss = torch.zeros_like(value_loss)
         for k in range(1, K + 1):
             latent = _scale_gradient(latent, 0.5)
             if k == 1 and plan is not None and "obs" in plan and cfg.action_value_all_moves:
-                action_value_loss = action_value_loss + self._all_moves_value_loss(model, latent, plan, batch)
+                av_loss, av_match = self._all_moves_value_loss(model, latent, plan, batch)
+                action_value_loss = action_value_loss + av_loss
+                match_loss = match_loss + av_match
             if plan is not None:  # rewards of moves off the played line, from the latent of position t+k-1
-                ar_loss, av_loss = self._action_reward_step(model, latent, plan, k - 1)
+                ar_loss, av_loss, av_match = self._action_reward_step(model, latent, plan, k - 1)
                 action_reward_loss = action_reward_loss + mask[:, k - 1] * ar_loss
                 action_value_loss = action_value_loss + mask[:, k - 1] * av_loss
+                match_loss = match_loss + mask[:, k - 1] * av_match
             out = self.model.recurrent_inference(latent, actions[:, k - 1])
             latent = out.latent_state
+            if cfg.latent_match_loss_weight > 0:
+                match_loss = match_loss + mask[:, k] * self._latent_match(model, latent, batch.obs_unroll[:, k - 1])
             value_loss = value_loss + self._value_loss(out.value, t_value[:, k])
             reward_loss = reward_loss + self._value_loss(out.reward, t_reward[:, k - 1])
             policy_loss = policy_loss + mask[:, k] * -(t_policy[:, k] * F.log_softmax(out.policy_logits, dim=-1)).sum(-1)
@@ -173,12 +186,13 @@ class MuZeroPolicy(Policy):
                 ssl_loss = ssl_loss - mask[:, k] * F.cosine_similarity(proj, target_proj, dim=-1)
         total = (cfg.value_loss_weight * value_loss + cfg.policy_loss_weight * policy_loss
                  + cfg.reward_loss_weight * reward_loss + cfg.ssl_loss_weight * ssl_loss
-                 + cfg.action_reward_loss_weight * action_reward_loss + cfg.action_value_loss_weight * action_value_loss)
+                 + cfg.action_reward_loss_weight * action_reward_loss + cfg.action_value_loss_weight * action_value_loss
+                 + cfg.latent_match_loss_weight * match_loss)
         loss = (weights * total).mean()
         stats = dict(value_loss=value_loss.mean().item(), policy_loss=policy_loss.mean().item(),
                      reward_loss=reward_loss.mean().item(), ssl_loss=ssl_loss.mean().item(),
                      action_reward_loss=action_reward_loss.mean().item(),
-                     action_value_loss=action_value_loss.mean().item(),
+                     action_value_loss=action_value_loss.mean().item(), latent_match_loss=match_loss.mean().item(),
                      pred_value=float(pred_root_value.mean()), target_value=float(t_value[:, 0].mean()))
         priorities = (pred_root_value - t_value[:, 0]).abs().cpu().numpy() + 1e-6
         return loss, stats, priorities
@@ -211,16 +225,25 @@ class MuZeroPolicy(Policy):
         out["target"] = self.to_tensor(t)
         return out
 
+    def _latent_match(self, model: torch.nn.Module, latent: torch.Tensor, obs: Any) -> torch.Tensor:
+        """[Bt] mean squared error between dynamics latents and the representation of the real positions ``obs``
+        (the target, without gradient); zeros unless latent_match_loss_weight > 0."""
+        if not self.cfg.latent_match_loss_weight > 0:
+            return latent.new_zeros(latent.shape[0])
+        with torch.no_grad():
+            real = model.representation_step(obs if isinstance(obs, torch.Tensor) else self.to_tensor(obs))
+        return (latent.float() - real.float()).pow(2).flatten(1).mean(1)
+
     def _action_reward_step(self, model: torch.nn.Module, latent: torch.Tensor, plan: Dict[str, torch.Tensor],
-                            k: int) -> Tuple[torch.Tensor, torch.Tensor]:
+                            k: int) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """[Bt] reward loss of the planned moves from ``latent`` (unrolled position t+k), and [Bt] value + policy
-        loss of the latent after the first of them (zeros unless action_value_loss_weight > 0)."""
+        loss and latent-match loss of the latent after the first of them (zeros unless action_value_loss_weight > 0)."""
         t = plan["target"]
         extra = plan["extra"][:, k]
         first = t[:, k] if t.dim() == 3 else t[:, k, 0]
         after_extra, reward = model.dynamics_step(latent, extra)
         loss = self._value_loss(reward, first.gather(1, extra[:, None]).squeeze(1))
-        value_loss = torch.zeros_like(loss)
+        value_loss = match = torch.zeros_like(loss)
         if t.dim() == 4:
             move, reply = plan["move"][:, k], plan["reply"][:, k]
             after, _ = model.dynamics_step(latent, move)
@@ -228,28 +251,34 @@ class MuZeroPolicy(Policy):
             target = t[torch.arange(t.shape[0], device=t.device), k, 1 + move, reply]
             loss = loss + plan["has_move"][:, k] * self._value_loss(reply_reward, target)
             if "obs" in plan:
-                value_loss = plan["has_move"][:, k] * self._action_value_step(model, after, plan["obs"][k], move, first)
+                value_loss, match = self._action_value_step(model, after, plan["obs"][k], move, first)
+                value_loss, match = plan["has_move"][:, k] * value_loss, plan["has_move"][:, k] * match
         elif "obs" in plan:
-            value_loss = self._action_value_step(model, after_extra, plan["obs"][k], extra, first)
-        return loss, value_loss
+            value_loss, match = self._action_value_step(model, after_extra, plan["obs"][k], extra, first)
+        return loss, value_loss, match
 
     def _all_moves_value_loss(self, model: torch.nn.Module, latent: torch.Tensor, plan: Dict[str, torch.Tensor],
-                              batch: Any) -> torch.Tensor:
-        """[Bt] mean over the legal moves at the sampled positions of the action-value loss of the latent after each
-        (``latent``: the representation of the sampled observations)."""
+                              batch: Any) -> Tuple[torch.Tensor, torch.Tensor]:
+        """[Bt] means over the legal moves at the sampled positions of the action-value loss and the latent-match
+        loss of the latent after each (``latent``: the representation of the sampled observations)."""
         legal = self.to_tensor(batch.legal_mask[:, 0], torch.bool)  # [Bt, A]
         t = plan["target"]
         first = t[:, 0] if t.dim() == 3 else t[:, 0, 0]  # [Bt, A] reward of each move
         rows, moves = legal.nonzero(as_tuple=True)
         after, _ = model.dynamics_step(latent[rows], moves)
-        loss = self._action_value_step(model, after, plan["obs"][0][rows], moves, first[rows])
-        per_row = torch.zeros(legal.shape[0], dtype=loss.dtype, device=loss.device).index_add_(0, rows, loss)
-        return per_row / legal.sum(-1).clamp(min=1).to(loss.dtype)
+        n = legal.sum(-1).clamp(min=1)
+
+        def per_row(x: torch.Tensor) -> torch.Tensor:
+            return torch.zeros(legal.shape[0], dtype=x.dtype, device=x.device).index_add_(0, rows, x) / n.to(x.dtype)
+
+        loss, match = self._action_value_step(model, after, plan["obs"][0][rows], moves, first[rows])
+        return per_row(loss), per_row(match)
 
     def _action_value_step(self, model: torch.nn.Module, after: torch.Tensor, obs: torch.Tensor, move: torch.Tensor,
-                           first_rewards: torch.Tensor) -> torch.Tensor:
+                           first_rewards: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         """[Bt] value + policy loss of ``after`` (the latent after ``move`` from observation ``obs``) against the target
-        network's initial inference on the real position after it; value 0 and no policy loss where it ends the game."""
+        network's initial inference on the real position after it (value 0 and no policy loss where it ends the game),
+        and [Bt] its latent-match loss against the real position (``_latent_match``)."""
         if self.next_observations is None:
             raise ValueError("policy.action_value_loss_weight > 0 needs the env's next_observations rule: "
                              "build the policy through lzlite.entry (build_components) with a board env")
@@ -261,7 +290,7 @@ class MuZeroPolicy(Policy):
             t_policy = F.softmax(target.policy_logits.float().masked_fill(~legal_after, -1e9), dim=-1)
         policy_logits, value = model.prediction_step(after)
         policy_loss = -(t_policy * F.log_softmax(policy_logits, dim=-1)).sum(-1)
-        return self._value_loss(value, t_value) + (~terminal).float() * policy_loss
+        return self._value_loss(value, t_value) + (~terminal).float() * policy_loss, self._latent_match(model, after, obs_after)
 
     @staticmethod
     def _extra_actions(action_reward: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:

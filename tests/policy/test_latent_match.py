@@ -1,0 +1,102 @@
+"""policy.latent_match_loss_weight: the latents the dynamics make for real positions are pulled toward the
+representation of those positions' observations (mean squared error per latent element)."""
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+import torch
+
+from lzlite.config import compile_config
+from lzlite.entry.loop import build_components
+from lzlite.policy.muzero import MuZeroPolicy
+from lzlite.registry import ENV_REGISTRY
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "entry"))
+from tiny_configs import tiny_config  # noqa: E402
+
+
+def _parts(**overrides):
+    main, create = tiny_config("muzero", **overrides)
+    main["policy"]["model"]["norm_type"] = "LN"
+    return build_components(compile_config(main, create, seed=0))
+
+
+def _batch(batch: int = 128, **overrides):
+    parts = _parts(**overrides)
+    segments, _ = parts["collector"].collect(n_episode=32)
+    parts["buffer"].push_segments(segments)
+    return parts, parts["buffer"].sample(batch, np.random.default_rng(0))
+
+
+def _mse(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return (a - b).pow(2).flatten(1).mean(1)
+
+
+def test_the_unrolled_line_by_hand():
+    parts, batch = _batch(latent_match_loss_weight=1.0)
+    policy, model = parts["policy"], parts["policy"].model
+    assert batch.obs_unroll is not None  # the loop asks the buffer for the unrolled observations
+    _, stats, _ = policy.compute_loss(batch)
+    want = torch.zeros(len(batch.obs))
+    with torch.no_grad():
+        latent = model.initial_inference(policy.to_tensor(batch.obs)).latent_state
+        for k in range(batch.actions.shape[1]):
+            latent = model.recurrent_inference(latent, torch.as_tensor(batch.actions[:, k])).latent_state
+            real = model.initial_inference(policy.to_tensor(batch.obs_unroll[:, k])).latent_state
+            want += policy.to_tensor(batch.mask_unroll[:, k + 1]) * _mse(latent, real)
+    assert want.mean() > 1e-3  # an untrained dynamics is far from the representation: the check has teeth
+    np.testing.assert_allclose(stats["latent_match_loss"], want.mean().item(), rtol=1e-4)
+    _, off, _ = _parts()["policy"].compute_loss(batch)
+    assert off["latent_match_loss"] == 0.0
+
+
+def test_the_action_value_moves_are_matched_too():
+    """With the action-value loss on, the latent after each unrolled position's extra move is matched as well."""
+    parts, batch = _batch(latent_match_loss_weight=1.0, action_reward_loss_weight=1.0, action_value_loss_weight=1.0)
+    policy, model = parts["policy"], parts["policy"].model
+    torch.manual_seed(0)
+    _, stats, _ = policy.compute_loss(batch)
+    torch.manual_seed(0)
+    K = batch.actions.shape[1]
+    rule = ENV_REGISTRY.get("tictactoe").next_observations
+    obs = [policy.to_tensor(batch.obs)] + [policy.to_tensor(batch.obs_unroll[:, k]) for k in range(K)]
+    mask = policy.to_tensor(batch.mask_unroll)
+    want = torch.zeros(len(batch.obs))
+    with torch.no_grad():
+        extra = MuZeroPolicy._extra_actions(torch.as_tensor(batch.target_action_reward),
+                                            torch.as_tensor(batch.legal_mask[:, :K]))
+        latent = model.initial_inference(obs[0]).latent_state
+        for k in range(K):
+            after_obs, _ = rule(obs[k], extra[:, k])
+            off_line = model.recurrent_inference(latent, extra[:, k]).latent_state
+            want += mask[:, k] * _mse(off_line, model.initial_inference(after_obs).latent_state)
+            latent = model.recurrent_inference(latent, torch.as_tensor(batch.actions[:, k])).latent_state
+            want += mask[:, k + 1] * _mse(latent, model.initial_inference(obs[k + 1]).latent_state)
+    np.testing.assert_allclose(stats["latent_match_loss"], want.mean().item(), rtol=1e-4)
+
+
+def _line_gap_after_training(batch, weight: float, steps: int = 30) -> float:
+    """Mean squared distance between the dynamics' latent after the first played move and the representation of
+    the real position after it, for a policy trained ``steps`` Adam steps on ``batch``."""
+    torch.manual_seed(0)
+    p = _parts(latent_match_loss_weight=weight)["policy"]
+    opt = torch.optim.Adam(p.model.parameters(), lr=3e-3)
+    for _ in range(steps):
+        loss, _, _ = p.compute_loss(batch)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    keep = batch.mask_unroll[:, 1] > 0
+    with torch.no_grad():
+        latent = p.model.initial_inference(p.to_tensor(batch.obs[keep])).latent_state
+        through = p.model.recurrent_inference(latent, torch.as_tensor(batch.actions[keep, 0])).latent_state
+        real = p.model.initial_inference(p.to_tensor(batch.obs_unroll[keep, 0])).latent_state
+    return (_mse(through, real).mean() / real.pow(2).flatten(1).mean(1).mean()).item()
+
+
+def test_it_brings_the_dynamics_to_the_representation():
+    _, batch = _batch(batch=64, latent_match_loss_weight=1.0)
+    with_loss, without = _line_gap_after_training(batch, 1.0), _line_gap_after_training(batch, 0.0)
+    assert with_loss < 0.25 * without, (with_loss, without)
