@@ -54,8 +54,9 @@ class MuZeroPolicy(Policy):
         # prediction passes per sampled position
         cfg.action_value_all_moves = False
         # > 0: each latent the dynamics make for a real position (the unrolled line's, and the action-value loss's
-        # where that is on) is pulled toward the representation of that position's observation (mean squared error
-        # per latent element; the representation's output is the target, without gradient): the learned model then
+        # where that is on) is pulled toward the representation of that position's observation (squared error
+        # relative to the target's mean square; the representation's output is the target, without gradient): the
+        # learned model then
         # searches latents the prediction heads were trained on (an lzlite extension; EfficientZero's consistency
         # loss, ssl_loss_weight, compares projections by cosine, which leaves the latent's scale free)
         cfg.latent_match_loss_weight = 0.0
@@ -231,8 +232,10 @@ class MuZeroPolicy(Policy):
         if not self.cfg.latent_match_loss_weight > 0:
             return latent.new_zeros(latent.shape[0])
         with torch.no_grad():
-            real = model.representation_step(obs if isinstance(obs, torch.Tensor) else self.to_tensor(obs))
-        return (latent.float() - real.float()).pow(2).flatten(1).mean(1)
+            real = model.representation_step(obs if isinstance(obs, torch.Tensor) else self.to_tensor(obs)).float()
+            scale = real.pow(2).flatten(1).mean(1).clamp(min=1e-6)
+        # relative to the target's mean square, so one weight means the same for latents of any scale
+        return (latent.float() - real).pow(2).flatten(1).mean(1) / scale
 
     def _action_reward_step(self, model: torch.nn.Module, latent: torch.Tensor, plan: Dict[str, torch.Tensor],
                             k: int) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
