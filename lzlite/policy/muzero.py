@@ -55,10 +55,10 @@ class MuZeroPolicy(Policy):
         cfg.action_value_all_moves = False
         # > 0: each latent the dynamics make for a real position (the unrolled line's, and the action-value loss's
         # where that is on) is pulled toward the representation of that position's observation (squared error
-        # relative to the target's mean square; the representation's output is the target, without gradient): the
-        # learned model then
-        # searches latents the prediction heads were trained on (an lzlite extension; EfficientZero's consistency
-        # loss, ssl_loss_weight, compares projections by cosine, which leaves the latent's scale free)
+        # relative to the target's mean square; the representation's output is the target, without gradient), so
+        # the learned model searches latents the prediction heads were trained on (an lzlite extension;
+        # EfficientZero's consistency loss, ssl_loss_weight, compares projections by cosine, leaving the scale free).
+        # On Connect Four it closed the child-value gap and slowed the heads (docs/results.md, session 19)
         cfg.latent_match_loss_weight = 0.0
         return cfg
 
@@ -227,8 +227,8 @@ class MuZeroPolicy(Policy):
         return out
 
     def _latent_match(self, model: torch.nn.Module, latent: torch.Tensor, obs: Any) -> torch.Tensor:
-        """[Bt] mean squared error between dynamics latents and the representation of the real positions ``obs``
-        (the target, without gradient); zeros unless latent_match_loss_weight > 0."""
+        """[Bt] squared error between dynamics latents and the representation of the real positions ``obs`` (the
+        target, without gradient), relative to the target's mean square; zeros unless latent_match_loss_weight > 0."""
         if not self.cfg.latent_match_loss_weight > 0:
             return latent.new_zeros(latent.shape[0])
         with torch.no_grad():
@@ -293,7 +293,8 @@ class MuZeroPolicy(Policy):
             t_policy = F.softmax(target.policy_logits.float().masked_fill(~legal_after, -1e9), dim=-1)
         policy_logits, value = model.prediction_step(after)
         policy_loss = -(t_policy * F.log_softmax(policy_logits, dim=-1)).sum(-1)
-        return self._value_loss(value, t_value) + (~terminal).float() * policy_loss, self._latent_match(model, after, obs_after)
+        loss = self._value_loss(value, t_value) + (~terminal).float() * policy_loss
+        return loss, self._latent_match(model, after, obs_after)
 
     @staticmethod
     def _extra_actions(action_reward: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
