@@ -56,3 +56,19 @@ def tiny_policy(algo: str, **policy_overrides):
     from lzlite.entry.loop import build_components
 
     return build_components(compile_config(*tiny_config(algo, **policy_overrides), seed=0))["policy"]
+
+
+def fit_batch(policy, batch, steps: int, lr: float = 3e-3, sync_target_every: int = 0):
+    """Train ``policy`` ``steps`` Adam steps on ``batch`` alone (the target network synced every
+    ``sync_target_every`` steps when > 0); returns the policy."""
+    import torch
+
+    opt = torch.optim.Adam(policy.model.parameters(), lr=lr)
+    for step in range(steps):
+        if sync_target_every and step % sync_target_every == 0:
+            policy.target_model.load_state_dict(policy.model.state_dict())
+        loss, _, _ = policy.compute_loss(batch)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return policy

@@ -24,7 +24,7 @@ from lzlite.policy.muzero import MuZeroPolicy
 from lzlite.registry import ENV_REGISTRY
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "entry"))
-from tiny_configs import tiny_config  # noqa: E402
+from tiny_configs import fit_batch, tiny_config  # noqa: E402
 
 
 def _parts(**overrides):
@@ -37,13 +37,7 @@ def _trained_policy(batch, steps: int = 300, **overrides):
     """A fresh seeded policy after ``steps`` Adam steps on ``batch`` alone."""
     torch.manual_seed(0)
     p = _parts(**overrides)["policy"]
-    opt = torch.optim.Adam(p.model.parameters(), lr=3e-3)
-    for _ in range(steps):
-        loss, _, _ = p.compute_loss(batch)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    return p
+    return fit_batch(p, batch, steps)
 
 
 def test_board_env_action_rewards_are_the_immediate_wins_and_leave_the_games_alone():

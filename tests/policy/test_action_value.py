@@ -16,7 +16,7 @@ from lzlite.policy.muzero import MuZeroPolicy
 from lzlite.registry import ENV_REGISTRY
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "entry"))
-from tiny_configs import tiny_config  # noqa: E402
+from tiny_configs import fit_batch, tiny_config  # noqa: E402
 
 
 def _parts(**overrides):
@@ -119,14 +119,7 @@ def _gap_after_training(batch, weight: float, steps: int = 300) -> float:
     torch.manual_seed(0)
     p = _parts(action_reward_loss_weight=1.0, action_value_loss_weight=weight)["policy"]
     p.next_observations = ENV_REGISTRY.get("tictactoe").next_observations
-    opt = torch.optim.Adam(p.model.parameters(), lr=3e-3)
-    for step in range(steps):
-        if step % 25 == 0:
-            p.target_model.load_state_dict(p.model.state_dict())
-        loss, _, _ = p.compute_loss(batch)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+    fit_batch(p, batch, steps, sync_target_every=25)
     rows, acts = np.nonzero(batch.legal_mask[:, 0] & (batch.target_action_reward[:, 0] == 0)
                             & (np.arange(9) != batch.actions[:, :1]))
     obs = p.to_tensor(batch.obs[rows])

@@ -14,7 +14,7 @@ from lzlite.policy.muzero import MuZeroPolicy
 from lzlite.registry import ENV_REGISTRY
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "entry"))
-from tiny_configs import tiny_config  # noqa: E402
+from tiny_configs import fit_batch, tiny_config  # noqa: E402
 
 
 def _parts(**overrides):
@@ -83,12 +83,7 @@ def _line_gap_after_training(batch, weight: float, steps: int = 30) -> float:
     the real position after it, for a policy trained ``steps`` Adam steps on ``batch``."""
     torch.manual_seed(0)
     p = _parts(latent_match_loss_weight=weight)["policy"]
-    opt = torch.optim.Adam(p.model.parameters(), lr=3e-3)
-    for _ in range(steps):
-        loss, _, _ = p.compute_loss(batch)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+    fit_batch(p, batch, steps)
     keep = batch.mask_unroll[:, 1] > 0
     with torch.no_grad():
         latent = p.model.initial_inference(p.to_tensor(batch.obs[keep])).latent_state
