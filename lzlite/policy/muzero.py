@@ -60,6 +60,9 @@ class MuZeroPolicy(Policy):
         # EfficientZero's consistency loss, ssl_loss_weight, compares projections by cosine, leaving the scale free).
         # On Connect Four it closed the child-value gap and slowed the heads (docs/results.md, session 19)
         cfg.latent_match_loss_weight = 0.0
+        # True: the match trains the dynamics alone: each matched latent is made again by one more dynamics step from
+        # its detached input latent, so no match gradient reaches the representation (or earlier dynamics steps)
+        cfg.latent_match_dynamics_only = False
         return cfg
 
     @property
@@ -173,9 +176,11 @@ class MuZeroPolicy(Policy):
                 action_value_loss = action_value_loss + mask[:, k - 1] * av_loss
                 match_loss = match_loss + mask[:, k - 1] * av_match
             out = self.model.recurrent_inference(latent, actions[:, k - 1])
-            latent = out.latent_state
             if cfg.latent_match_loss_weight > 0:
-                match_loss = match_loss + mask[:, k] * self._latent_match(model, latent, batch.obs_unroll[:, k - 1])
+                match = self._latent_match(model, out.latent_state, batch.obs_unroll[:, k - 1],
+                                           source=(latent, actions[:, k - 1]))
+                match_loss = match_loss + mask[:, k] * match
+            latent = out.latent_state
             value_loss = value_loss + self._value_loss(out.value, t_value[:, k])
             reward_loss = reward_loss + self._value_loss(out.reward, t_reward[:, k - 1])
             policy_loss = policy_loss + mask[:, k] * -(t_policy[:, k] * F.log_softmax(out.policy_logits, dim=-1)).sum(-1)
@@ -226,11 +231,16 @@ class MuZeroPolicy(Policy):
         out["target"] = self.to_tensor(t)
         return out
 
-    def _latent_match(self, model: torch.nn.Module, latent: torch.Tensor, obs: Any) -> torch.Tensor:
+    def _latent_match(self, model: torch.nn.Module, latent: torch.Tensor, obs: Any,
+                      source: Tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
         """[Bt] squared error between dynamics latents and the representation of the real positions ``obs`` (the
-        target, without gradient), relative to the target's mean square; zeros unless latent_match_loss_weight > 0."""
+        target, without gradient), relative to the target's mean square; zeros unless latent_match_loss_weight > 0.
+        ``source``: (input latent, action) the dynamics made ``latent`` from, stepped again from the detached input
+        under latent_match_dynamics_only."""
         if not self.cfg.latent_match_loss_weight > 0:
             return latent.new_zeros(latent.shape[0])
+        if self.cfg.latent_match_dynamics_only:
+            latent, _ = model.dynamics_step(source[0].detach(), source[1])
         with torch.no_grad():
             real = model.representation_step(obs if isinstance(obs, torch.Tensor) else self.to_tensor(obs)).float()
             scale = real.pow(2).flatten(1).mean(1).clamp(min=1e-6)
@@ -254,10 +264,10 @@ class MuZeroPolicy(Policy):
             target = t[torch.arange(t.shape[0], device=t.device), k, 1 + move, reply]
             loss = loss + plan["has_move"][:, k] * self._value_loss(reply_reward, target)
             if "obs" in plan:
-                value_loss, match = self._action_value_step(model, after, plan["obs"][k], move, first)
+                value_loss, match = self._action_value_step(model, latent, after, plan["obs"][k], move, first)
                 value_loss, match = plan["has_move"][:, k] * value_loss, plan["has_move"][:, k] * match
         elif "obs" in plan:
-            value_loss, match = self._action_value_step(model, after_extra, plan["obs"][k], extra, first)
+            value_loss, match = self._action_value_step(model, latent, after_extra, plan["obs"][k], extra, first)
         return loss, value_loss, match
 
     def _all_moves_value_loss(self, model: torch.nn.Module, latent: torch.Tensor, plan: Dict[str, torch.Tensor],
@@ -268,20 +278,21 @@ class MuZeroPolicy(Policy):
         t = plan["target"]
         first = t[:, 0] if t.dim() == 3 else t[:, 0, 0]  # [Bt, A] reward of each move
         rows, moves = legal.nonzero(as_tuple=True)
-        after, _ = model.dynamics_step(latent[rows], moves)
+        before = latent[rows]
+        after, _ = model.dynamics_step(before, moves)
         n = legal.sum(-1).clamp(min=1)
 
         def per_row(x: torch.Tensor) -> torch.Tensor:
             return torch.zeros(legal.shape[0], dtype=x.dtype, device=x.device).index_add_(0, rows, x) / n.to(x.dtype)
 
-        loss, match = self._action_value_step(model, after, plan["obs"][0][rows], moves, first[rows])
+        loss, match = self._action_value_step(model, before, after, plan["obs"][0][rows], moves, first[rows])
         return per_row(loss), per_row(match)
 
-    def _action_value_step(self, model: torch.nn.Module, after: torch.Tensor, obs: torch.Tensor, move: torch.Tensor,
-                           first_rewards: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
-        """[Bt] value + policy loss of ``after`` (the latent after ``move`` from observation ``obs``) against the target
-        network's initial inference on the real position after it (value 0 and no policy loss where it ends the game),
-        and [Bt] its latent-match loss against the real position (``_latent_match``)."""
+    def _action_value_step(self, model: torch.nn.Module, latent: torch.Tensor, after: torch.Tensor, obs: torch.Tensor,
+                           move: torch.Tensor, first_rewards: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        """[Bt] value + policy loss of ``after`` (the dynamics' latent after ``move`` from ``latent``, the latent of
+        observation ``obs``) against the target network's initial inference on the real position after it (value 0
+        and no policy loss where it ends the game), and [Bt] its latent-match loss against the real position."""
         if self.next_observations is None:
             raise ValueError("policy.action_value_loss_weight > 0 needs the env's next_observations rule: "
                              "build the policy through lzlite.entry (build_components) with a board env")
@@ -294,7 +305,7 @@ class MuZeroPolicy(Policy):
         policy_logits, value = model.prediction_step(after)
         policy_loss = -(t_policy * F.log_softmax(policy_logits, dim=-1)).sum(-1)
         loss = self._value_loss(value, t_value) + (~terminal).float() * policy_loss
-        return loss, self._latent_match(model, after, obs_after)
+        return loss, self._latent_match(model, after, obs_after, source=(latent, move))
 
     @staticmethod
     def _extra_actions(action_reward: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
