@@ -1,7 +1,7 @@
 """MuZero and Gumbel MuZero: a learned model searched in latent space."""
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 import torch
@@ -53,6 +53,11 @@ class MuZeroPolicy(Policy):
         # that value and policy too (the children a search at that root values first); A more dynamics and
         # prediction passes per sampled position
         cfg.action_value_all_moves = False
+        # 'all': every unrolled position of a row gets the action-reward (and action-value) loss's extra moves, K x
+        # the extra dynamics steps; 'one': one unrolled position per row, uniform among the valid ones, its loss
+        # scaled by their number (the same expected loss; ~2x faster learner steps at depth 2 with the action-value
+        # loss, K=5, docs/benchmarks.md)
+        cfg.action_reward_positions = "all"
         # > 0: each latent the dynamics make for a real position (the unrolled line's, and the action-value loss's
         # where that is on) is pulled toward the representation of that position's observation (squared error
         # relative to the target's mean square; the representation's output is the target, without gradient), so
@@ -90,6 +95,9 @@ class MuZeroPolicy(Policy):
         if cfg.action_reward_depth not in (1, 2):
             raise ValueError(f"policy.action_reward_depth must be 1 (the mover's moves) or 2 (also the opponent's "
                              f"replies after them), got {cfg.action_reward_depth!r}")
+        if cfg.action_reward_positions not in ("all", "one"):
+            raise ValueError(f"policy.action_reward_positions must be 'all' (every unrolled position) or 'one' (one "
+                             f"per row, chosen at random), got {cfg.action_reward_positions!r}")
         if cfg.action_value_loss_weight > 0 and not cfg.action_reward_loss_weight > 0:
             raise ValueError(f"policy.action_value_loss_weight={cfg.action_value_loss_weight} trains the latent after the "
                              f"action-reward loss's extra move: set action_reward_loss_weight > 0 too")
@@ -164,13 +172,17 @@ class MuZeroPolicy(Policy):
         action_reward_loss = torch.zeros_like(value_loss)
         action_value_loss = torch.zeros_like(value_loss)
         match_loss = torch.zeros_like(value_loss)
+        one_position = plan is not None and cfg.action_reward_positions == "one"
+        unrolled = []  # the latents of positions t..t+K-1, for the one-position action-reward loss
         for k in range(1, K + 1):
             latent = _scale_gradient(latent, 0.5)
             if k == 1 and plan is not None and "obs" in plan and cfg.action_value_all_moves:
                 av_loss, av_match = self._all_moves_value_loss(model, latent, plan, batch)
                 action_value_loss = action_value_loss + av_loss
                 match_loss = match_loss + av_match
-            if plan is not None:  # rewards of moves off the played line, from the latent of position t+k-1
+            if one_position:
+                unrolled.append(latent)
+            elif plan is not None:  # rewards of moves off the played line, from the latent of position t+k-1
                 ar_loss, av_loss, av_match = self._action_reward_step(model, latent, plan, k - 1)
                 action_reward_loss = action_reward_loss + mask[:, k - 1] * ar_loss
                 action_value_loss = action_value_loss + mask[:, k - 1] * av_loss
@@ -190,6 +202,10 @@ class MuZeroPolicy(Policy):
                     target_proj = self.target_model.project(target_latent, with_grad=False)
                 proj = model.project(latent, with_grad=True)
                 ssl_loss = ssl_loss - mask[:, k] * F.cosine_similarity(proj, target_proj, dim=-1)
+        if one_position:
+            ar_loss, av_loss, av_match = self._one_position_step(model, unrolled, plan, mask[:, :K])
+            action_reward_loss, action_value_loss = action_reward_loss + ar_loss, action_value_loss + av_loss
+            match_loss = match_loss + av_match
         total = (cfg.value_loss_weight * value_loss + cfg.policy_loss_weight * policy_loss
                  + cfg.reward_loss_weight * reward_loss + cfg.ssl_loss_weight * ssl_loss
                  + cfg.action_reward_loss_weight * action_reward_loss + cfg.action_value_loss_weight * action_value_loss
@@ -269,6 +285,22 @@ class MuZeroPolicy(Policy):
         elif "obs" in plan:
             value_loss, match = self._action_value_step(model, latent, after_extra, plan["obs"][k], extra, first)
         return loss, value_loss, match
+
+    def _one_position_step(self, model: torch.nn.Module, unrolled: List[torch.Tensor], plan: Dict[str, Any],
+                           mask: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``_action_reward_step`` at one unrolled position per row (``unrolled``: the K latents of positions t..t+K-1,
+        ``mask`` [Bt, K] which of them are real), chosen uniformly among the real ones; each loss is scaled by their
+        number, so its expectation is the sum over positions that action_reward_positions='all' trains."""
+        n = mask.sum(-1)
+        # drawn on the CPU from torch's seeded generator, as the extra moves are
+        pick = torch.multinomial((mask.cpu() > 0).float(), 1).squeeze(1).to(mask.device)
+        rows = torch.arange(mask.shape[0], device=mask.device)
+        latent = torch.stack(unrolled)[pick, rows]
+        one = {key: (value[rows, pick][:, None] if isinstance(value, torch.Tensor) else value)
+               for key, value in plan.items() if key != "obs"}
+        if "obs" in plan:
+            one["obs"] = [torch.stack(plan["obs"])[pick, rows]]
+        return tuple(n * loss for loss in self._action_reward_step(model, latent, one, 0))
 
     def _all_moves_value_loss(self, model: torch.nn.Module, latent: torch.Tensor, plan: Dict[str, torch.Tensor],
                               batch: Any) -> Tuple[torch.Tensor, torch.Tensor]:
