@@ -12,10 +12,18 @@ and slower.
 
     python benchmarks/bench_learner.py                                 # Connect Four Gumbel MuZero
     python benchmarks/bench_learner.py --cfg zoo/tictactoe/muzero_config.py --steps 10
+
+``--policy KEY=VALUE ...`` changes the config's policy section for every mode (dotted keys for nested ones,
+values read as Python literals); ``--against KEY=VALUE ...`` adds a row: bfloat16 + channels_last with those
+policy keys changed too, its speed-up against the same mode without them. The action-reward loss's positions:
+
+    python benchmarks/bench_learner.py --policy model.num_channels=64 num_threads=2 action_reward_loss_weight=4 \
+        action_reward_depth=2 action_value_loss_weight=1 --against action_reward_positions="'one'"
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
 import time
 
@@ -53,13 +61,36 @@ def time_mode(main_config: dict, create_config: dict, overrides: dict, segments:
     return float(np.median(times))
 
 
+def policy_overrides(pairs: list) -> dict:
+    """``["a.b=1", "c='x'"]`` -> ``{"a": {"b": 1}, "c": "x"}`` (values as Python literals, else strings)."""
+    out: dict = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"expected KEY=VALUE, got {pair!r}")
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            value = text
+        *parents, leaf = key.split(".")
+        node = out
+        for name in parents:
+            node = node.setdefault(name, {})
+        node[leaf] = value
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cfg", default="zoo/connect4/gumbel_muzero_config.py", help="a zoo config file")
     parser.add_argument("--steps", type=int, default=20, help="timed learner steps per mode")
     parser.add_argument("--warmup", type=int, default=3, help="untimed learner steps per mode")
+    parser.add_argument("--policy", nargs="*", default=[], metavar="KEY=VALUE", help="policy keys for every mode")
+    parser.add_argument("--against", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="a row with these policy keys changed too (bfloat16 + channels_last)")
     args = parser.parse_args()
     main_config, create_config = load_config_file(args.cfg)
+    main_config = deep_update(main_config, dict(policy=policy_overrides(args.policy)))
     cfg = compile_config(copy.deepcopy(main_config), create_config, seed=0)
     if cfg.policy.num_threads > 0:  # as training does
         torch.set_num_threads(cfg.policy.num_threads)
@@ -72,8 +103,14 @@ def main() -> None:
     print(f"{'mode':<26} {'s/step (median)':>16} {'steps/s':>8} {'speed-up':>9}")
     for name, overrides in MODES.items():
         t = time_mode(main_config, create_config, overrides, segments, args.steps, args.warmup)
-        base = base or t
+        base, last = base or t, t
         print(f"{name:<26} {t:>16.3f} {1 / t:>8.2f} {base / t:>8.2f}x")
+    if args.against:
+        mode = "bfloat16 + channels_last"
+        t = time_mode(main_config, create_config, deep_update(dict(MODES[mode]), policy_overrides(args.against)),
+                      segments, args.steps, args.warmup)
+        print(f"{mode}, {' '.join(args.against)}: {t:.3f} s/step, {1 / t:.2f} steps/s, {last / t:.2f}x against "
+              f"the same mode without")
 
 
 if __name__ == "__main__":
