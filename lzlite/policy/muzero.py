@@ -56,7 +56,7 @@ class MuZeroPolicy(Policy):
         # 'all': every unrolled position of a row gets the action-reward (and action-value) loss's extra moves, K x
         # the extra dynamics steps; 'one': one unrolled position per row, uniform among the valid ones, its loss
         # scaled by their number (the same expected loss; ~2x faster learner steps at depth 2 with the action-value
-        # loss, K=5, docs/benchmarks.md)
+        # loss, K=5, docs/benchmarks.md, but on Connect Four it learnt less per minute: docs/results.md, session 22)
         cfg.action_reward_positions = "all"
         # > 0: each latent the dynamics make for a real position (the unrolled line's, and the action-value loss's
         # where that is on) is pulled toward the representation of that position's observation (squared error
