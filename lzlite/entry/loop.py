@@ -183,6 +183,7 @@ def train(
             if rank == 0 and learner.train_iter % pcfg.eval_freq == 0:
                 last_eval = evaluator.eval()
                 logger.scalars("eval", last_eval, env_steps)
+                _save_eval_weights(ckpt_dir, pcfg, policy, learner, env_steps, last_eval)
             if rank == 0 and learner.train_iter % pcfg.save_ckpt_freq == 0:
                 _save(ckpt_dir, policy, learner, collector, buffer, sample_rng, env_steps)
         if world_size > 1 and lstats:  # every rank took the same steps, so all hold the same keys
@@ -193,6 +194,7 @@ def train(
     if rank == 0:
         last_eval = evaluator.eval()
         logger.scalars("eval", last_eval, env_steps)
+        _save_eval_weights(ckpt_dir, pcfg, policy, learner, env_steps, last_eval)
         _save(ckpt_dir, policy, learner, collector, buffer, sample_rng, env_steps)
         elapsed = time.perf_counter() - t_start
         summary = dict(env_steps=env_steps, train_iter=learner.train_iter, wall_minutes=elapsed / 60.0,
@@ -231,6 +233,15 @@ def _save(ckpt_dir, policy, learner, collector, buffer, rng, env_steps) -> None:
         buffer=buffer.state_dict(),  # so --resume continues exactly, sampling included
     )
     save_checkpoint(os.path.join(ckpt_dir, "last.pt"), state)
+
+
+def _save_eval_weights(ckpt_dir, pcfg, policy, learner, env_steps, stats) -> None:
+    """ckpt/iteration_<N>.pt: the weights an evaluation scored, with its counters and stats (keep_eval_ckpts)."""
+    if not pcfg.keep_eval_ckpts:
+        return
+    state = dict(policy=policy.state_dict(), counters=dict(env_steps=env_steps, train_iter=learner.train_iter),
+                 eval={k: float(v) for k, v in stats.items()})
+    save_checkpoint(os.path.join(ckpt_dir, f"iteration_{learner.train_iter}.pt"), state)
 
 
 def _restore(state, policy, learner, collector, buffer, rng) -> None:

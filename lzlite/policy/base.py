@@ -158,6 +158,10 @@ class Policy:
             eval_optimal_move_rate=False,  # grade the greedy move on the game's solved positions (tictactoe, connect4)
             eval_never_lose_check=False,  # count losses over every line of opponent play (tictactoe-sized games)
             save_ckpt_freq=1000,  # learner steps between checkpoints (and one at the end)
+            # True: each evaluation also writes the weights it scored to ckpt/iteration_<N>.pt (policy, counters and
+            # the eval stats; no buffer or optimizer), which eval / play / model_path load like last.pt
+            # (LightZero keeps iteration_<N>.pth.tar likewise)
+            keep_eval_ckpts=True,
             learn=dict(learner=dict(hook=dict(save_ckpt_after_iter=1000))),  # LightZero compatibility
         ))
 

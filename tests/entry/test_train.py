@@ -224,3 +224,31 @@ def test_eval_command_line(tmp_path, capsys):
     assert eval_main(["--cfg", cfg, "--ckpt", ckpt, "--bots", "alphabeta"]) == 2
     err = capsys.readouterr().err
     assert "unknown bot kind 'alphabeta'" in err and "did you mean 'alpha_beta'?" in err
+
+
+def test_each_evaluation_keeps_the_weights_it_scored(tmp_path):
+    from lzlite.entry import eval_alphazero
+
+    policy = train_alphazero(tiny_config("alphazero", eval_freq=5), seed=0, max_env_step=100,
+                             run_dir=str(tmp_path / "a"), progress=False)
+    ckpt = tmp_path / "a" / "ckpt"
+    last = load_checkpoint(str(ckpt / "last.pt"))
+    n = last["counters"]["train_iter"]
+    kept = sorted(int(f[len("iteration_"):-3]) for f in os.listdir(ckpt) if f.startswith("iteration_"))
+    assert n > 10 and kept == sorted(set(range(5, n + 1, 5)) | {n})  # every evaluation, and the final one
+    final = load_checkpoint(str(ckpt / f"iteration_{n}.pt"))
+    assert final["counters"] == dict(env_steps=last["counters"]["env_steps"], train_iter=n)
+    assert final["eval"] == pytest.approx(dict(policy.final_eval))
+    assert "buffer" not in final and "learner" not in final  # weights only: small
+    for name, tensor in last["policy"]["model"].items():
+        assert torch.equal(final["policy"]["model"][name], tensor)
+    early = load_checkpoint(str(ckpt / "iteration_5.pt"))
+    assert early["counters"]["train_iter"] == 5
+    assert any(not torch.equal(early["policy"]["model"][k], v) for k, v in last["policy"]["model"].items())
+    stats = eval_alphazero(tiny_config("alphazero"), seed=5, model_path=str(ckpt / "iteration_5.pt"),
+                           num_episodes_each_seed=4)
+    assert abs(stats["random/win"] + stats["random/draw"] + stats["random/loss"] - 1.0) < 1e-6
+
+    train_alphazero(tiny_config("alphazero", eval_freq=5, keep_eval_ckpts=False), seed=0, max_env_step=40,
+                    run_dir=str(tmp_path / "b"), progress=False)
+    assert os.listdir(tmp_path / "b" / "ckpt") == ["last.pt"]
