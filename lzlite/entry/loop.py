@@ -181,9 +181,7 @@ def train(
             if pcfg.use_priority and learner.last_priorities is not None:
                 buffer.update_priorities(batch.indices, learner.last_priorities)
             if rank == 0 and learner.train_iter % pcfg.eval_freq == 0:
-                last_eval = evaluator.eval()
-                logger.scalars("eval", last_eval, env_steps)
-                _save_eval_weights(ckpt_dir, pcfg, policy, learner, env_steps, last_eval)
+                last_eval = _evaluate(evaluator, logger, ckpt_dir, policy, learner, env_steps)
             if rank == 0 and learner.train_iter % pcfg.save_ckpt_freq == 0:
                 _save(ckpt_dir, policy, learner, collector, buffer, sample_rng, env_steps)
         if world_size > 1 and lstats:  # every rank took the same steps, so all hold the same keys
@@ -192,9 +190,7 @@ def train(
         logger.update(env_steps if max_env_step < _NO_LIMIT else learner.train_iter,
                       dict(iter=learner.train_iter, loss=lstats.get("loss", float("nan")), **_headline(last_eval)))
     if rank == 0:
-        last_eval = evaluator.eval()
-        logger.scalars("eval", last_eval, env_steps)
-        _save_eval_weights(ckpt_dir, pcfg, policy, learner, env_steps, last_eval)
+        last_eval = _evaluate(evaluator, logger, ckpt_dir, policy, learner, env_steps)
         _save(ckpt_dir, policy, learner, collector, buffer, sample_rng, env_steps)
         elapsed = time.perf_counter() - t_start
         summary = dict(env_steps=env_steps, train_iter=learner.train_iter, wall_minutes=elapsed / 60.0,
@@ -235,13 +231,16 @@ def _save(ckpt_dir, policy, learner, collector, buffer, rng, env_steps) -> None:
     save_checkpoint(os.path.join(ckpt_dir, "last.pt"), state)
 
 
-def _save_eval_weights(ckpt_dir, pcfg, policy, learner, env_steps, stats) -> None:
-    """ckpt/iteration_<N>.pt: the weights an evaluation scored, with its counters and stats (keep_eval_ckpts)."""
-    if not pcfg.keep_eval_ckpts:
-        return
-    state = dict(policy=policy.state_dict(), counters=dict(env_steps=env_steps, train_iter=learner.train_iter),
-                 eval={k: float(v) for k, v in stats.items()})
-    save_checkpoint(os.path.join(ckpt_dir, f"iteration_{learner.train_iter}.pt"), state)
+def _evaluate(evaluator, logger, ckpt_dir, policy, learner, env_steps) -> Dict[str, float]:
+    """One evaluation, logged; under keep_eval_ckpts the weights it scored go to ckpt/iteration_<N>.pt with its
+    counters and stats."""
+    stats = evaluator.eval()
+    logger.scalars("eval", stats, env_steps)
+    if policy.cfg.keep_eval_ckpts:
+        state = dict(policy=policy.state_dict(), counters=dict(env_steps=env_steps, train_iter=learner.train_iter),
+                     eval={k: float(v) for k, v in stats.items()})
+        save_checkpoint(os.path.join(ckpt_dir, f"iteration_{learner.train_iter}.pt"), state)
+    return stats
 
 
 def _restore(state, policy, learner, collector, buffer, rng) -> None:
