@@ -74,6 +74,7 @@ _SHARED_DEFAULTS = dict(
     proj_out=256,  # projection output width (LightZero: 1024)
     pred_hid=128,  # SimSiam prediction head hidden width (LightZero: 512)
     pred_out=256,  # SimSiam prediction head output width; must equal proj_out
+    observation_decoder=False,  # build the decoder decode_observation() uses (policy.obs_recon_loss_weight)
     norm_type="BN",  # 'BN' | 'LN' | 'none'; zoo MuZero configs use 'LN' (BN stats mix root and unrolled latents)
     activation="relu",  # 'relu' | 'gelu' | 'silu' | 'elu' | 'leaky_relu' | 'tanh' (or an nn.Module in code)
     discrete_action_encoding_type="one_hot",  # one_hot | not_one_hot (a / A) | spatial (conv: cell or column plane)
@@ -127,6 +128,7 @@ class _MuZeroBase(nn.Module):
         self.action_one_hot = discrete_action_encoding_type == "one_hot"
         self.projection: Optional[nn.Module] = None
         self.prediction_head: Optional[nn.Module] = None
+        self.decoder: Optional[nn.Module] = None
 
     # ----------------------------------------------------------------- subclass hooks
     def _representation(self, obs: torch.Tensor) -> torch.Tensor:
@@ -211,6 +213,19 @@ class _MuZeroBase(nn.Module):
         if with_grad:
             return self.prediction_head(proj)
         return proj.detach()
+
+    def decode_observation(self, latent_state: torch.Tensor) -> torch.Tensor:
+        """Logits [B, *observation_shape] of the observation a latent stands for (one per observation entry).
+
+        The decoder is linear (a 1x1 conv over the latent's channels for the conv net, a Linear for the MLP one), so
+        a latent it decodes well holds the observation cell by cell in its features, not merely somewhere.
+        """
+        if self.decoder is None:
+            raise RuntimeError(
+                f"{type(self).__name__}.decode_observation() needs the decoder; build the model with "
+                f"observation_decoder=True"
+            )
+        return self.decoder(latent_state).reshape(latent_state.shape[0], *self.observation_shape)
 
     def to_scalar(self, head_output: torch.Tensor) -> torch.Tensor:
         """Value or reward head output ([B, V] logits or [B, 1]) -> scalars [B]."""
@@ -355,6 +370,7 @@ class MuZeroModel(_MuZeroBase):
         proj_out: int = 256,
         pred_hid: int = 128,
         pred_out: int = 256,
+        observation_decoder: bool = False,
         norm_type: str = "BN",
         activation: Union[str, nn.Module] = "relu",
         downsample: bool = False,
@@ -399,6 +415,11 @@ class MuZeroModel(_MuZeroBase):
             self._build_projection(num_channels * h2 * w2, dict(proj_hid=proj_hid, proj_out=proj_out, pred_hid=pred_hid,
                                                                 pred_out=pred_out, norm_type=norm_type,
                                                                 activation=activation))
+        if observation_decoder:  # built last, so the other weights start as they would without it
+            if (h2, w2) != (height, width):
+                raise ValueError(f"observation_decoder=True decodes each board cell from the latent's cell: it needs "
+                                 f"the latent at board size {height}x{width}, got {h2}x{w2} (downsample=True)")
+            self.decoder = nn.Conv2d(num_channels, c_in, 1)
 
     def _prepare_obs(self, obs: Any) -> torch.Tensor:
         x = self._as_float(obs)
@@ -478,6 +499,7 @@ class MuZeroModelMLP(_MuZeroBase):
         proj_out: int = 256,
         pred_hid: int = 128,
         pred_out: int = 256,
+        observation_decoder: bool = False,
         norm_type: str = "BN",
         activation: Union[str, nn.Module] = "relu",
         res_connection_in_dynamics: bool = True,
@@ -507,6 +529,8 @@ class MuZeroModelMLP(_MuZeroBase):
             self._build_projection(latent_state_dim, dict(proj_hid=proj_hid, proj_out=proj_out, pred_hid=pred_hid,
                                                           pred_out=pred_out, norm_type=norm_type,
                                                           activation=activation))
+        if observation_decoder:  # built last, so the other weights start as they would without it
+            self.decoder = nn.Linear(latent_state_dim, self.obs_dim)
 
     def _prepare_obs(self, obs: Any) -> torch.Tensor:
         x = self._as_float(obs)

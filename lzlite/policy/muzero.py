@@ -68,6 +68,13 @@ class MuZeroPolicy(Policy):
         # True: the match trains the dynamics alone: each matched latent is made again by one more dynamics step from
         # its detached input latent, so no match gradient reaches the representation (or earlier dynamics steps)
         cfg.latent_match_dynamics_only = False
+        # > 0 (needs model.observation_decoder=True): every latent of a real position (the root's, each unrolled one's,
+        # and each latent the action-value loss trains) is decoded back into that position's observation by a linear
+        # decoder, binary cross-entropy per observation entry (observations in [0, 1]: board planes). The target is
+        # the observation itself, not another network's output, so it cannot pull the representation toward a moving
+        # target as the latent match does; it makes the dynamics carry the board (Visualizing MuZero Models, de Vries
+        # et al. 2021; UniZero's latent_recon_loss). An lzlite extension, off by default
+        cfg.obs_recon_loss_weight = 0.0
         return cfg
 
     @property
@@ -79,7 +86,8 @@ class MuZeroPolicy(Policy):
     def wants_obs_unroll(self) -> bool:
         """True when the loss reads the observations at the unrolled positions (``Batch.obs_unroll``)."""
         cfg = self.cfg
-        return cfg.ssl_loss_weight > 0 or cfg.action_value_loss_weight > 0 or cfg.latent_match_loss_weight > 0
+        return (cfg.ssl_loss_weight > 0 or cfg.action_value_loss_weight > 0 or cfg.latent_match_loss_weight > 0
+                or cfg.obs_recon_loss_weight > 0)
 
     @property
     def wants_action_rewards(self) -> bool:
@@ -107,9 +115,13 @@ class MuZeroPolicy(Policy):
         #: the env's rule ``(obs [N, ...], actions [N]) -> (obs after [N, ...], legal after [N, A])`` (build_components
         #: sets it from the env class when ``wants_next_observations``)
         self.next_observations: Optional[Callable[[torch.Tensor, torch.Tensor], Tuple[torch.Tensor, torch.Tensor]]] = None
+        self._recon_checked = False  # whether the observations' range was checked for the reconstruction loss
         if cfg.ssl_loss_weight > 0 and not getattr(self.model, "self_supervised_learning_loss", False):
             raise ValueError(f"policy.ssl_loss_weight={cfg.ssl_loss_weight} needs the model's projection heads: "
                              f"set policy.model.self_supervised_learning_loss=True (or ssl_loss_weight=0)")
+        if cfg.obs_recon_loss_weight > 0 and getattr(self._unwrap(self.model), "decoder", None) is None:
+            raise ValueError(f"policy.obs_recon_loss_weight={cfg.obs_recon_loss_weight} needs the model's observation "
+                             f"decoder: set policy.model.observation_decoder=True (or obs_recon_loss_weight=0)")
 
     def _hook_make_adapter(self, model: torch.nn.Module, venv: Any) -> Any:
         return self._latent_adapter(model)
@@ -172,26 +184,32 @@ class MuZeroPolicy(Policy):
         action_reward_loss = torch.zeros_like(value_loss)
         action_value_loss = torch.zeros_like(value_loss)
         match_loss = torch.zeros_like(value_loss)
+        recon_loss = self._obs_recon(model, latent, obs)
         one_position = plan is not None and cfg.action_reward_positions == "one"
         unrolled = []  # the latents of positions t..t+K-1, for the one-position action-reward loss
         for k in range(1, K + 1):
             latent = _scale_gradient(latent, 0.5)
             if k == 1 and plan is not None and "obs" in plan and cfg.action_value_all_moves:
-                av_loss, av_match = self._all_moves_value_loss(model, latent, plan, batch)
+                av_loss, av_match, av_recon = self._all_moves_value_loss(model, latent, plan, batch)
                 action_value_loss = action_value_loss + av_loss
                 match_loss = match_loss + av_match
+                recon_loss = recon_loss + av_recon
             if one_position:
                 unrolled.append(latent)
             elif plan is not None:  # rewards of moves off the played line, from the latent of position t+k-1
-                ar_loss, av_loss, av_match = self._action_reward_step(model, latent, plan, k - 1)
+                ar_loss, av_loss, av_match, av_recon = self._action_reward_step(model, latent, plan, k - 1)
                 action_reward_loss = action_reward_loss + mask[:, k - 1] * ar_loss
                 action_value_loss = action_value_loss + mask[:, k - 1] * av_loss
                 match_loss = match_loss + mask[:, k - 1] * av_match
+                recon_loss = recon_loss + mask[:, k - 1] * av_recon
             out = self.model.recurrent_inference(latent, actions[:, k - 1])
             if cfg.latent_match_loss_weight > 0:
                 match = self._latent_match(model, out.latent_state, batch.obs_unroll[:, k - 1],
                                            source=(latent, actions[:, k - 1]))
                 match_loss = match_loss + mask[:, k] * match
+            if cfg.obs_recon_loss_weight > 0:  # the move into position t+k was real: its observation is stored
+                recon_loss = recon_loss + mask[:, k - 1] * self._obs_recon(model, out.latent_state,
+                                                                           batch.obs_unroll[:, k - 1])
             latent = out.latent_state
             value_loss = value_loss + self._value_loss(out.value, t_value[:, k])
             reward_loss = reward_loss + self._value_loss(out.reward, t_reward[:, k - 1])
@@ -203,18 +221,19 @@ class MuZeroPolicy(Policy):
                 proj = model.project(latent, with_grad=True)
                 ssl_loss = ssl_loss - mask[:, k] * F.cosine_similarity(proj, target_proj, dim=-1)
         if one_position:
-            ar_loss, av_loss, av_match = self._one_position_step(model, unrolled, plan, mask[:, :K])
+            ar_loss, av_loss, av_match, av_recon = self._one_position_step(model, unrolled, plan, mask[:, :K])
             action_reward_loss, action_value_loss = action_reward_loss + ar_loss, action_value_loss + av_loss
-            match_loss = match_loss + av_match
+            match_loss, recon_loss = match_loss + av_match, recon_loss + av_recon
         total = (cfg.value_loss_weight * value_loss + cfg.policy_loss_weight * policy_loss
                  + cfg.reward_loss_weight * reward_loss + cfg.ssl_loss_weight * ssl_loss
                  + cfg.action_reward_loss_weight * action_reward_loss + cfg.action_value_loss_weight * action_value_loss
-                 + cfg.latent_match_loss_weight * match_loss)
+                 + cfg.latent_match_loss_weight * match_loss + cfg.obs_recon_loss_weight * recon_loss)
         loss = (weights * total).mean()
         stats = dict(value_loss=value_loss.mean().item(), policy_loss=policy_loss.mean().item(),
                      reward_loss=reward_loss.mean().item(), ssl_loss=ssl_loss.mean().item(),
                      action_reward_loss=action_reward_loss.mean().item(),
                      action_value_loss=action_value_loss.mean().item(), latent_match_loss=match_loss.mean().item(),
+                     obs_recon_loss=recon_loss.mean().item(),
                      pred_value=float(pred_root_value.mean()), target_value=float(t_value[:, 0].mean()))
         priorities = (pred_root_value - t_value[:, 0]).abs().cpu().numpy() + 1e-6
         return loss, stats, priorities
@@ -263,16 +282,33 @@ class MuZeroPolicy(Policy):
         # relative to the target's mean square, so one weight means the same for latents of any scale
         return (latent.float() - real).pow(2).flatten(1).mean(1) / scale
 
+    def _obs_recon(self, model: torch.nn.Module, latent: torch.Tensor, obs: Any) -> torch.Tensor:
+        """[Bt] binary cross-entropy of the decoded ``latent`` against the observations ``obs`` it stands for, mean
+        over the observation's entries; zeros unless obs_recon_loss_weight > 0."""
+        if not self.cfg.obs_recon_loss_weight > 0:
+            return latent.new_zeros(latent.shape[0], dtype=torch.float32)
+        target = (obs if isinstance(obs, torch.Tensor) else self.to_tensor(obs)).float()
+        if not self._recon_checked:  # once: a sync, and the observations' range does not change
+            if target.numel() and (float(target.min()) < 0 or float(target.max()) > 1):
+                raise ValueError(f"policy.obs_recon_loss_weight > 0 learns observations entry by entry with binary "
+                                 f"cross-entropy, so they must lie in [0, 1] (board planes); got values in "
+                                 f"[{float(target.min()):g}, {float(target.max()):g}]")
+            self._recon_checked = True
+        logits = model.decode_observation(latent).float()
+        return F.binary_cross_entropy_with_logits(logits, target.reshape(logits.shape),
+                                                  reduction="none").flatten(1).mean(1)
+
     def _action_reward_step(self, model: torch.nn.Module, latent: torch.Tensor, plan: Dict[str, torch.Tensor],
-                            k: int) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                            k: int) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """[Bt] reward loss of the planned moves from ``latent`` (unrolled position t+k), and [Bt] value + policy
-        loss and latent-match loss of the latent after the first of them (zeros unless action_value_loss_weight > 0)."""
+        loss, latent-match loss and reconstruction loss of the latent after the first of them (zeros unless
+        action_value_loss_weight > 0)."""
         t = plan["target"]
         extra = plan["extra"][:, k]
         first = t[:, k] if t.dim() == 3 else t[:, k, 0]
         after_extra, reward = model.dynamics_step(latent, extra)
         loss = self._value_loss(reward, first.gather(1, extra[:, None]).squeeze(1))
-        value_loss = match = torch.zeros_like(loss)
+        value_loss = match = recon = torch.zeros_like(loss)
         if t.dim() == 4:
             move, reply = plan["move"][:, k], plan["reply"][:, k]
             after, _ = model.dynamics_step(latent, move)
@@ -280,14 +316,14 @@ class MuZeroPolicy(Policy):
             target = t[torch.arange(t.shape[0], device=t.device), k, 1 + move, reply]
             loss = loss + plan["has_move"][:, k] * self._value_loss(reply_reward, target)
             if "obs" in plan:
-                value_loss, match = self._action_value_step(model, latent, after, plan["obs"][k], move, first)
-                value_loss, match = plan["has_move"][:, k] * value_loss, plan["has_move"][:, k] * match
+                value_loss, match, recon = self._action_value_step(model, latent, after, plan["obs"][k], move, first)
+                value_loss, match, recon = (plan["has_move"][:, k] * x for x in (value_loss, match, recon))
         elif "obs" in plan:
-            value_loss, match = self._action_value_step(model, latent, after_extra, plan["obs"][k], extra, first)
-        return loss, value_loss, match
+            value_loss, match, recon = self._action_value_step(model, latent, after_extra, plan["obs"][k], extra, first)
+        return loss, value_loss, match, recon
 
     def _one_position_step(self, model: torch.nn.Module, unrolled: List[torch.Tensor], plan: Dict[str, Any],
-                           mask: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                           mask: torch.Tensor) -> Tuple[torch.Tensor, ...]:
         """``_action_reward_step`` at one unrolled position per row (``unrolled``: the K latents of positions t..t+K-1,
         ``mask`` [Bt, K] which of them are real), chosen uniformly among the real ones; each loss is scaled by their
         number, so its expectation is the sum over positions that action_reward_positions='all' trains."""
@@ -303,9 +339,9 @@ class MuZeroPolicy(Policy):
         return tuple(n * loss for loss in self._action_reward_step(model, latent, one, 0))
 
     def _all_moves_value_loss(self, model: torch.nn.Module, latent: torch.Tensor, plan: Dict[str, torch.Tensor],
-                              batch: Any) -> Tuple[torch.Tensor, torch.Tensor]:
-        """[Bt] means over the legal moves at the sampled positions of the action-value loss and the latent-match
-        loss of the latent after each (``latent``: the representation of the sampled observations)."""
+                              batch: Any) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """[Bt] means over the legal moves at the sampled positions of the action-value loss, the latent-match loss and
+        the reconstruction loss of the latent after each (``latent``: the representation of the sampled observations)."""
         legal = self.to_tensor(batch.legal_mask[:, 0], torch.bool)  # [Bt, A]
         t = plan["target"]
         first = t[:, 0] if t.dim() == 3 else t[:, 0, 0]  # [Bt, A] reward of each move
@@ -317,14 +353,15 @@ class MuZeroPolicy(Policy):
         def per_row(x: torch.Tensor) -> torch.Tensor:
             return torch.zeros(legal.shape[0], dtype=x.dtype, device=x.device).index_add_(0, rows, x) / n.to(x.dtype)
 
-        loss, match = self._action_value_step(model, before, after, plan["obs"][0][rows], moves, first[rows])
-        return per_row(loss), per_row(match)
+        losses = self._action_value_step(model, before, after, plan["obs"][0][rows], moves, first[rows])
+        return tuple(per_row(x) for x in losses)
 
     def _action_value_step(self, model: torch.nn.Module, latent: torch.Tensor, after: torch.Tensor, obs: torch.Tensor,
-                           move: torch.Tensor, first_rewards: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+                           move: torch.Tensor, first_rewards: torch.Tensor) -> Tuple[torch.Tensor, ...]:
         """[Bt] value + policy loss of ``after`` (the dynamics' latent after ``move`` from ``latent``, the latent of
         observation ``obs``) against the target network's initial inference on the real position after it (value 0
-        and no policy loss where it ends the game), and [Bt] its latent-match loss against the real position."""
+        and no policy loss where it ends the game), and [Bt] its latent-match and reconstruction losses against the
+        real position."""
         if self.next_observations is None:
             raise ValueError("policy.action_value_loss_weight > 0 needs the env's next_observations rule: "
                              "build the policy through lzlite.entry (build_components) with a board env")
@@ -337,7 +374,8 @@ class MuZeroPolicy(Policy):
         policy_logits, value = model.prediction_step(after)
         policy_loss = -(t_policy * F.log_softmax(policy_logits, dim=-1)).sum(-1)
         loss = self._value_loss(value, t_value) + (~terminal).float() * policy_loss
-        return loss, self._latent_match(model, after, obs_after, source=(latent, move))
+        return (loss, self._latent_match(model, after, obs_after, source=(latent, move)),
+                self._obs_recon(model, after, obs_after))
 
     @staticmethod
     def _extra_actions(action_reward: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:

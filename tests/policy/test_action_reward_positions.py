@@ -40,7 +40,7 @@ def _per_position_losses(policy, batch):
     with torch.no_grad():
         latent = policy.model.initial_inference(plan["obs"][0]).latent_state
         for k in range(K):
-            r, v, _ = policy._action_reward_step(policy.model, latent, plan, k)
+            r, v, _, _ = policy._action_reward_step(policy.model, latent, plan, k)
             ar.append(r)
             av.append(v)
             latent = policy.model.recurrent_inference(latent, torch.as_tensor(batch.actions[:, k])).latent_state
