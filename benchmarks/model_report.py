@@ -321,9 +321,12 @@ def main() -> None:
     parser.add_argument("--real-search", type=int, default=0, metavar="N",
                         help="MuZero family: also play N games per eval bot with the network's heads searched over "
                              "the real game, and grade that search on the positions")
+    parser.add_argument("--device", default=None, help="torch device, e.g. cpu (default: the config's)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     cfg = compile_config(*load_config_file(args.cfg))
+    if args.device is not None:
+        cfg.policy.device = args.device
     policy = build_components(cfg)["policy"]
     policy.load_state_dict(load_checkpoint(args.ckpt)["policy"])
     game = cfg.create.env.type

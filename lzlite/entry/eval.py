@@ -33,6 +33,7 @@ def evaluate(
     bots: Optional[Sequence[str]] = None,
     bot_depth: Optional[int] = None,
     c_scale: Optional[float] = None,
+    device: Optional[str] = None,
     **_: Any,
 ) -> Dict[str, float]:
     """Evaluate the experiment's policy; returns the evaluator's statistics.
@@ -47,6 +48,7 @@ def evaluate(
         bots: overrides ``policy.eval_bots`` (zoo bot kinds, e.g. ``['alpha_beta']``).
         bot_depth: overrides ``policy.eval_bot_depth`` (the alpha-beta bot's depth).
         c_scale: overrides the Gumbel evaluation search's c_scale (``policy.eval_c_scale``).
+        device: overrides ``policy.device`` (evaluate a GPU run's checkpoint on a CPU with ``'cpu'``).
     """
     main_config, create_config = _split_input(input_cfg)
     cfg = compile_config(main_config, create_config, seed=seed)
@@ -60,6 +62,8 @@ def evaluate(
         cfg.policy.eval_bot_depth = int(bot_depth)
     if c_scale is not None:
         cfg.policy.eval_c_scale = float(c_scale)
+    if device is not None:
+        cfg.policy.device = device
     parts = build_components(cfg, model)
     if model_path:
         parts["policy"].load_state_dict(load_checkpoint(model_path)["policy"])
@@ -99,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--c-scale", type=float, default=None, metavar="C",
                    help="Gumbel: the evaluation search's c_scale (default: eval_c_scale, else c_scale)")
     p.add_argument("--seed", type=int, default=0, help="seed of the bots' tie-breaks and the search")
+    p.add_argument("--device", default=None, help="torch device, e.g. cpu or cuda:0 (default: the config's)")
     return p
 
 
@@ -115,7 +120,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 raise ConfigError(f"{name} must be at least 1, got {value}")
         stats = evaluate(load_config_file(args.cfg), seed=args.seed, model_path=args.ckpt,
                          num_episodes=args.episodes, num_simulations=args.simulations, bots=args.bots,
-                         bot_depth=args.bot_depth, c_scale=args.c_scale)
+                         bot_depth=args.bot_depth, c_scale=args.c_scale, device=args.device)
     except (ConfigError, RegistryError, CheckpointError, ValueError) as e:
         print(f"lzlite.eval: error: {e}", file=sys.stderr)
         return 2

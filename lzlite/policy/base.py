@@ -364,7 +364,14 @@ class Policy:
     def _resolve_device(cfg: EasyDict) -> torch.device:
         if cfg.device == "auto":
             return torch.device("cuda" if cfg.cuda and torch.cuda.is_available() else "cpu")
-        return torch.device(cfg.device)
+        device = torch.device(cfg.device)
+        if device.type == "cuda" and not torch.cuda.is_available():  # e.g. a GPU run's config.py on a laptop
+            from lzlite.config import ConfigError
+
+            raise ConfigError(f"policy.device={cfg.device!r} asks for a CUDA GPU, but this torch "
+                              f"({torch.__version__}) sees none: use device 'cpu' or 'auto' "
+                              f"(on the command line: --device cpu)")
+        return device
 
     def to_tensor(self, x: np.ndarray, dtype: torch.dtype = torch.float32) -> torch.Tensor:
         return torch.as_tensor(np.ascontiguousarray(x), dtype=dtype, device=self.device)

@@ -1,5 +1,6 @@
 """End-to-end training on tic-tac-toe: every entry function, checkpoints, resume, reproducibility."""
 import os
+import re
 
 import numpy as np
 import pytest
@@ -252,3 +253,24 @@ def test_each_evaluation_keeps_the_weights_it_scored(tmp_path):
     train_alphazero(tiny_config("alphazero", eval_freq=5, keep_eval_ckpts=False), seed=0, max_env_step=40,
                     run_dir=str(tmp_path / "b"), progress=False)
     assert os.listdir(tmp_path / "b" / "ckpt") == ["last.pt"]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message a CPU-only torch gives")
+def test_a_gpu_runs_config_on_a_cpu_is_a_clear_error_and_device_cpu_evaluates_it(tmp_path, capsys):
+    from lzlite.config import ConfigError, compile_config
+    from lzlite.entry.eval import main as eval_main
+    from lzlite.entry.loop import build_components
+
+    with pytest.raises(ConfigError, match=r"policy.device='cuda' asks for a CUDA GPU.*--device cpu"):
+        build_components(compile_config(*tiny_config("alphazero", device="cuda")))
+    train_alphazero(tiny_config("alphazero"), max_env_step=40, run_dir=str(tmp_path), progress=False)
+    ckpt = str(tmp_path / "ckpt" / "last.pt")
+    saved, n = re.subn(r"'device': '\w+'", "'device': 'cuda'", (tmp_path / "config.py").read_text())
+    assert n == 1
+    (tmp_path / "gpu_config.py").write_text(saved)  # as a GPU run writes it
+    cfg = str(tmp_path / "gpu_config.py")
+    capsys.readouterr()
+    assert eval_main(["--cfg", cfg, "--ckpt", ckpt, "--episodes", "2", "--bots", "perfect"]) == 2
+    assert "asks for a CUDA GPU" in capsys.readouterr().err
+    assert eval_main(["--cfg", cfg, "--ckpt", ckpt, "--episodes", "2", "--bots", "perfect", "--device", "cpu"]) == 0
+    assert float(dict(line.split() for line in capsys.readouterr().out.strip().splitlines())["perfect/win"]) == 0.0
