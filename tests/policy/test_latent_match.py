@@ -10,11 +10,10 @@ import torch
 
 from lzlite.config import compile_config
 from lzlite.entry.loop import build_components
-from lzlite.policy.muzero import MuZeroPolicy
 from lzlite.registry import ENV_REGISTRY
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "entry"))
-from tiny_configs import fit_batch, tiny_config  # noqa: E402
+from tiny_configs import fit_batch, tiny_config, walk_extra_moves  # noqa: E402
 
 
 def _parts(**overrides):
@@ -60,21 +59,13 @@ def test_the_action_value_moves_are_matched_too():
     torch.manual_seed(0)
     _, stats, _ = policy.compute_loss(batch)
     torch.manual_seed(0)
-    K = batch.actions.shape[1]
-    rule = ENV_REGISTRY.get("tictactoe").next_observations
-    obs = [policy.to_tensor(batch.obs)] + [policy.to_tensor(batch.obs_unroll[:, k]) for k in range(K)]
     mask = policy.to_tensor(batch.mask_unroll)
     want = torch.zeros(len(batch.obs))
     with torch.no_grad():
-        extra = MuZeroPolicy._extra_actions(torch.as_tensor(batch.target_action_reward),
-                                            torch.as_tensor(batch.legal_mask[:, :K]))
-        latent = model.initial_inference(obs[0]).latent_state
-        for k in range(K):
-            after_obs, _ = rule(obs[k], extra[:, k])
-            off_line = model.recurrent_inference(latent, extra[:, k]).latent_state
+        for k, _, off_line, after_obs, line, line_obs in walk_extra_moves(policy, batch, ENV_REGISTRY.get(
+                "tictactoe").next_observations):
             want += mask[:, k] * _mse(off_line, model.initial_inference(after_obs).latent_state)
-            latent = model.recurrent_inference(latent, torch.as_tensor(batch.actions[:, k])).latent_state
-            want += mask[:, k + 1] * _mse(latent, model.initial_inference(obs[k + 1]).latent_state)
+            want += mask[:, k + 1] * _mse(line, model.initial_inference(line_obs).latent_state)
     np.testing.assert_allclose(stats["latent_match_loss"], want.mean().item(), rtol=1e-4)
 
 

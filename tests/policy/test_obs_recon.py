@@ -13,11 +13,10 @@ import torch.nn.functional as F
 from lzlite.config import compile_config
 from lzlite.entry.loop import build_components
 from lzlite.model.muzero import MuZeroModel, MuZeroModelMLP
-from lzlite.policy.muzero import MuZeroPolicy
 from lzlite.registry import ENV_REGISTRY
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "entry"))
-from tiny_configs import fit_batch, tiny_config  # noqa: E402
+from tiny_configs import fit_batch, tiny_config, walk_extra_moves  # noqa: E402
 
 
 def _parts(decoder: bool = True, **overrides):
@@ -66,21 +65,13 @@ def test_the_action_value_moves_are_decoded_too():
     torch.manual_seed(0)
     _, stats, _ = policy.compute_loss(batch)
     torch.manual_seed(0)
-    K = batch.actions.shape[1]
-    rule = ENV_REGISTRY.get("tictactoe").next_observations
-    obs = [policy.to_tensor(batch.obs)] + [policy.to_tensor(batch.obs_unroll[:, k]) for k in range(K)]
     mask = policy.to_tensor(batch.mask_unroll)
     with torch.no_grad():
-        extra = MuZeroPolicy._extra_actions(torch.as_tensor(batch.target_action_reward),
-                                            torch.as_tensor(batch.legal_mask[:, :K]))
-        latent = model.initial_inference(obs[0]).latent_state
-        want = _bce(model, latent, obs[0])
-        for k in range(K):
-            after_obs, _ = rule(obs[k], extra[:, k])
-            off_line = model.recurrent_inference(latent, extra[:, k]).latent_state
-            want += mask[:, k] * _bce(model, off_line, after_obs)
-            latent = model.recurrent_inference(latent, torch.as_tensor(batch.actions[:, k])).latent_state
-            want += mask[:, k] * _bce(model, latent, obs[k + 1])
+        root_obs = policy.to_tensor(batch.obs)
+        want = _bce(model, model.initial_inference(root_obs).latent_state, root_obs)
+        for k, _, off_line, after_obs, line, line_obs in walk_extra_moves(policy, batch, ENV_REGISTRY.get(
+                "tictactoe").next_observations):
+            want += mask[:, k] * (_bce(model, off_line, after_obs) + _bce(model, line, line_obs))
     np.testing.assert_allclose(stats["obs_recon_loss"], want.mean().item(), rtol=1e-5)
 
 
