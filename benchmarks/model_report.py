@@ -41,6 +41,12 @@ the learned model's dynamics, not its value and policy, is what holds the agent 
 Gumbel MuZero, session 15: at 16k env steps optimal-move rate 0.89 and 35% of 40 games against
 alpha-beta through the real game, 0.735 and 0% through its dynamics).
 
+With ``--games N`` (Connect Four) it plays N games against the depth-4 alpha-beta bot as the evaluator
+does and prints each distinct game once, with its count and the agent's moves that the exact solver says
+threw a result away (win -> draw or loss, draw -> loss): whether the losses are opening knowledge or late
+tactics (Connect Four Gumbel MuZero, session 25: every first-player game lost by one move at ply 2, 3,3,4
+where only 3,3,3 keeps the win).
+
 It tells a weak network from a weak search: ``optimal_move_rate`` in training logs is the search's.
 """
 from __future__ import annotations
@@ -303,6 +309,47 @@ def selfplay_report(policy, game_name: str, games: int, random_opening_plies: in
     return out
 
 
+def game_traces(policy, cfg, games: int, from_ply: int = 2, seed: int = 0) -> list:
+    """Plays ``games`` games (half as each side) against the config's depth-``eval_bot_depth`` alpha-beta bot as
+    the evaluator does and grades each distinct game's agent moves with the exact Connect Four solver.
+
+    Returns one dict per distinct game, most frequent first: count, agent ('first' / 'second'), result
+    ('win' / 'draw' / 'loss'), moves (the columns, both sides), graded (agent moves graded) and errors: (ply, move, verdict before,
+    verdict after) for each agent move from ply ``from_ply`` on that turned the solver's verdict for the
+    agent (+1 win, 0 draw, -1 loss under perfect play) worse. The agent's search is deterministic in eval
+    mode and the bot's only randomness is its tie-breaks, so a few lines make up most of the games."""
+    from zoo.bots import Connect4Solver, make_bot
+    from lzlite.worker.evaluator import play_against_bot
+
+    venv = BoardVectorEnv("connect4", games)
+    bot = make_bot("connect4", "alpha_beta", depth=int(cfg.policy.eval_bot_depth), seed=seed)
+    winner, agent_player, moves = play_against_bot(policy, venv, bot, np.random.default_rng(seed))
+    distinct: dict = {}
+    for w, side, line in zip(winner, agent_player, moves):
+        key = (int(side), tuple(line))
+        distinct.setdefault(key, [0, -1 if w < 0 else int(w == side)])[0] += 1
+    solver, verdicts = Connect4Solver(), {}
+    rows = []
+    for (side, line), (count, won) in sorted(distinct.items(), key=lambda kv: -kv[1][0]):
+        replay = BoardVectorEnv("connect4", 1)
+        replay.reset()
+        errors, graded = [], 0
+        for ply, a in enumerate(line):
+            if ply % 2 == side and ply >= from_ply:
+                key = replay.states[0].tobytes()
+                if key not in verdicts:
+                    verdicts[key] = solver.move_values(replay.states[0])
+                values = verdicts[key]
+                graded += 1
+                if values[a] < np.nanmax(values):
+                    errors.append((ply, a, int(np.nanmax(values)), int(values[a])))
+            replay.step(np.array([a]))
+        rows.append(dict(count=count, agent="first" if side == 0 else "second",
+                         result={1: "win", 0: "loss", -1: "draw"}[won], moves="".join(map(str, line)), graded=graded,
+                         errors=errors))
+    return rows
+
+
 def _moves(text: str) -> list:
     try:
         return [int(a) for a in text.split(",") if a.strip()]
@@ -321,6 +368,12 @@ def main() -> None:
     parser.add_argument("--real-search", type=int, default=0, metavar="N",
                         help="MuZero family: also play N games per eval bot with the network's heads searched over "
                              "the real game, and grade that search on the positions")
+    parser.add_argument("--games", type=int, default=0, metavar="N",
+                        help="Connect Four: also play N games against the depth-eval_bot_depth alpha-beta bot and walk "
+                             "each distinct game with the exact solver: where the agent's moves threw a result away")
+    parser.add_argument("--games-from-ply", type=int, default=2, metavar="P",
+                        help="--games: grade the agent's moves from ply P on (the first plies can take the solver "
+                             "minutes)")
     parser.add_argument("--device", default=None, help="torch device, e.g. cpu (default: the config's)")
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -347,6 +400,11 @@ def main() -> None:
             parser.error("--real-search: the checkpoint's network has no learned model (AlphaZero already searches "
                          "the real game)")
         stats.update(real_search_report(policy, cfg, args.real_search))
+    traces = []
+    if args.games > 0:
+        if game != "connect4":
+            parser.error("--games needs the exact solver: Connect Four only")
+        traces = game_traces(policy, cfg, args.games, args.games_from_ply)
     for key, val in stats.items():
         print(f"{key:36s} {val:.4f}" if isinstance(val, float) else f"{key:36s} {val}")
     with np.printoptions(precision=2, suppress=True, floatmode="fixed"):
@@ -354,6 +412,11 @@ def main() -> None:
             print(f"after {row['line']}: value {row['value']:+.2f}, search value {row['search_value']:+.2f}, "
                   f"move {row['move']}\n  prior    {row['prior']}\n  improved {row['improved']}\n"
                   f"  q        {row['q']}\n  visits   {row['visits']}")
+    names = {1: "win", 0: "draw", -1: "loss"}
+    for t in traces:
+        where = "; ".join(f"ply {p} column {a}: {names[b]} -> {names[c]}" for p, a, b, c in t["errors"]) or "none"
+        print(f"{t['count']:4d} x agent {t['agent']:6s} {t['result']:4s} {t['moves']}\n"
+              f"       verdict-losing agent moves: {where}")
 
 
 if __name__ == "__main__":

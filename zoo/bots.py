@@ -155,6 +155,12 @@ class Connect4Solver:
         scores = self.move_scores(state_row)
         return [int(c) for c in np.flatnonzero(scores == np.nanmax(scores))]
 
+    def move_values(self, state_row: np.ndarray) -> np.ndarray:
+        """float64 [7]: each column's value for the player to move, +1 win / 0 draw / -1 loss under perfect
+        play (speed ignored, so faster than ``move_scores``); nan if illegal."""
+        signs, legal = self._solver.move_scores(state_row, weak=True)
+        return np.where(legal, np.sign(signs).astype(np.float64), np.nan)
+
     def value_preserving_moves(self, state_row: np.ndarray) -> list[int]:
         """Columns that keep the position's win / draw / loss value (speed ignored), ascending."""
         signs, legal = self._solver.move_scores(state_row, weak=True)

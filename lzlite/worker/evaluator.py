@@ -6,7 +6,7 @@ per side. Single-player envs: the mean return over ``eval_episodes`` episodes.
 """
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 from easydict import EasyDict
@@ -14,7 +14,34 @@ from easydict import EasyDict
 from lzlite.envs.vector import BoardVectorEnv, VectorEnv
 from lzlite.registry import EVALUATOR_REGISTRY
 
-__all__ = ["Evaluator"]
+__all__ = ["Evaluator", "play_against_bot"]
+
+
+def play_against_bot(policy: Any, venv: BoardVectorEnv, bot: Any,
+                     rng: np.random.Generator) -> Tuple[np.ndarray, np.ndarray, List[List[int]]]:
+    """Plays one game per env of ``venv`` between the policy's eval-mode search and ``bot``: the agent
+    moves first in the even games, second in the odd ones. Returns (winner [n]: 0 / 1, -1 a draw;
+    agent_player [n]; moves: each game's actions from the initial position, both sides)."""
+    n = venv.num_envs
+    agent_player = np.arange(n) % 2  # even games: agent moves first
+    moves: List[List[int]] = [[] for _ in range(n)]
+    venv.reset()
+    while not venv.done.all():
+        running = np.flatnonzero(~venv.done)
+        to_play = venv.to_play()[running]
+        agent_idx = running[to_play == agent_player[running]]
+        bot_idx = running[to_play != agent_player[running]]
+        if len(agent_idx):
+            _step_and_record(venv, agent_idx, policy.act(venv, agent_idx, rng, mode="eval").action, moves)
+        if len(bot_idx):
+            _step_and_record(venv, bot_idx, bot.act_batch(np.ascontiguousarray(venv.states[bot_idx])), moves)
+    return venv.winner(), agent_player, moves
+
+
+def _step_and_record(venv: BoardVectorEnv, idx: np.ndarray, actions: np.ndarray, moves: List[List[int]]) -> None:
+    venv.step(actions, idx)
+    for i, a in zip(idx, np.asarray(actions)):
+        moves[i].append(int(a))
 
 
 @EVALUATOR_REGISTRY.register("bot_evaluator")
@@ -84,21 +111,7 @@ class Evaluator:
         if bot_name == "alpha_beta":
             kwargs["depth"] = int(self.cfg.eval_bot_depth)
         bot = make_bot(venv.game_name, bot_name, **kwargs)
-        n = venv.num_envs
-        agent_player = np.arange(n) % 2  # even games: agent moves first
-        venv.reset()
-        while not venv.done.all():
-            running = np.flatnonzero(~venv.done)
-            to_play = venv.to_play()[running]
-            agent_idx = running[to_play == agent_player[running]]
-            bot_idx = running[to_play != agent_player[running]]
-            if len(agent_idx):
-                out = self.policy.act(venv, agent_idx, rng, mode="eval")
-                venv.step(out.action, agent_idx)
-            if len(bot_idx):
-                actions = bot.act_batch(np.ascontiguousarray(venv.states[bot_idx]))
-                venv.step(actions, bot_idx)
-        winner = venv.winner()
+        winner, agent_player, _ = play_against_bot(self.policy, venv, bot, rng)
         win = winner == agent_player
         loss = (winner >= 0) & ~win
         draw = winner < 0
