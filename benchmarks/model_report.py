@@ -327,10 +327,10 @@ def game_traces(policy, cfg, games: int, from_ply: int = 2, seed: int = 0) -> li
     distinct: dict = {}
     for w, side, line in zip(winner, agent_player, moves):
         key = (int(side), tuple(line))
-        distinct.setdefault(key, [0, -1 if w < 0 else int(w == side)])[0] += 1
+        distinct.setdefault(key, [0, "draw" if w < 0 else "win" if w == side else "loss"])[0] += 1
     solver, verdicts = Connect4Solver(), {}
     rows = []
-    for (side, line), (count, won) in sorted(distinct.items(), key=lambda kv: -kv[1][0]):
+    for (side, line), (count, result) in sorted(distinct.items(), key=lambda kv: -kv[1][0]):
         replay = BoardVectorEnv("connect4", 1)
         replay.reset()
         errors, graded = [], 0
@@ -345,7 +345,7 @@ def game_traces(policy, cfg, games: int, from_ply: int = 2, seed: int = 0) -> li
                     errors.append((ply, a, int(np.nanmax(values)), int(values[a])))
             replay.step(np.array([a]))
         rows.append(dict(count=count, agent="first" if side == 0 else "second",
-                         result={1: "win", 0: "loss", -1: "draw"}[won], moves="".join(map(str, line)), graded=graded,
+                         result=result, moves="".join(map(str, line)), graded=graded,
                          errors=errors))
     return rows
 
