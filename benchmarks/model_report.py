@@ -91,7 +91,7 @@ def report(model: torch.nn.Module, game: str) -> dict:
     with torch.no_grad():
         if hasattr(model, "initial_inference"):  # MuZero family
             root = model.initial_inference(obs)
-            logits, value = root.policy_logits.numpy(), model.to_scalar(root.value).numpy().reshape(-1)
+            logits, value = root.policy_logits.numpy(), model.value_to_scalar(root.value).numpy().reshape(-1)
             q = np.full(legal.shape, -np.inf)
             q_real = np.full(legal.shape, -np.inf)
             through = np.zeros(legal.shape)  # value of the latent after each move, through the dynamics
@@ -100,11 +100,11 @@ def report(model: torch.nn.Module, game: str) -> dict:
             next_observations = ENV_REGISTRY.get(game).next_observations
             for a in range(legal.shape[1]):
                 nxt = model.recurrent_inference(root.latent_state, torch.full((len(states),), a, dtype=torch.int64))
-                through[:, a] = model.to_scalar(nxt.value).numpy().reshape(-1)
+                through[:, a] = model.value_to_scalar(nxt.value).numpy().reshape(-1)
                 q[:, a] = model.to_scalar(nxt.reward).numpy().reshape(-1) - through[:, a]
                 sel = np.flatnonzero(legal[:, a])
                 after_obs, after_legal = next_observations(obs[sel], torch.full((len(sel),), a, dtype=torch.int64))
-                v = model.to_scalar(model.initial_inference(after_obs).value).numpy().reshape(-1)
+                v = model.value_to_scalar(model.initial_inference(after_obs).value).numpy().reshape(-1)
                 real[sel, a] = np.where((rewards[sel, a] != 0) | ~after_legal.any(-1).numpy(), 0.0, v)
                 q_real[sel, a] = rewards[sel, a] - real[sel, a]
             q[~legal], q_real[~legal] = -np.inf, -np.inf
@@ -151,7 +151,7 @@ class _HeadsAsPolicyValueNet(torch.nn.Module):
 
     def forward(self, obs: torch.Tensor) -> tuple:
         out = self.model.initial_inference(obs)
-        return out.policy_logits, self.model.to_scalar(out.value).view(-1, 1)
+        return out.policy_logits, self.model.value_to_scalar(out.value).view(-1, 1)
 
 
 def real_search_report(policy, cfg, episodes: int, seed: int = 0) -> dict:

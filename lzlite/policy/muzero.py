@@ -75,6 +75,10 @@ class MuZeroPolicy(Policy):
         # target as the latent match does; it makes the dynamics carry the board (Visualizing MuZero Models, de Vries
         # et al. 2021; UniZero's latent_recon_loss). An lzlite extension, off by default
         cfg.obs_recon_loss_weight = 0.0
+        # the weight of the sampled (root) position's value loss; None: value_loss_weight, the unrolled positions'.
+        # AlphaZero weighs its one value loss 1 where MuZero weighs each of its K + 1 terms 0.25; a larger root weight
+        # gives the representation and prediction heads AlphaZero's share of value gradient without the unrolled terms
+        cfg.root_value_loss_weight = None
         return cfg
 
     @property
@@ -129,7 +133,7 @@ class MuZeroPolicy(Policy):
     def _latent_adapter(self, model: torch.nn.Module) -> Any:
         from lzlite.mcts.adapters import LatentModelAdapter
 
-        return LatentModelAdapter(model, model.to_scalar, model.to_scalar, self.device)
+        return LatentModelAdapter(model, model.value_to_scalar, model.to_scalar, self.device)
 
     def _hook_root_input(self, venv: Any, idx: np.ndarray) -> Any:
         return self.to_tensor(venv.observe()[idx])
@@ -149,9 +153,17 @@ class MuZeroPolicy(Policy):
         return fn
 
     def _hook_target_value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.target_model.to_scalar(self.target_model.initial_inference(obs).value)
+        return self.target_model.value_to_scalar(self.target_model.initial_inference(obs).value)
 
     def _value_loss(self, head: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        """[B] loss of the value head's output against scalar targets [B]."""
+        if self._unwrap(self.model).tanh_value:
+            return (head.float().view(-1) - target) ** 2
+        return self._reward_loss(head, target)
+
+    def _reward_loss(self, head: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        """[B] loss of the reward head's output (categorical: cross-entropy against the two-hot target; scalar:
+        squared error) against scalar targets [B]."""
         model = self._unwrap(self.model)
         if model.categorical_distribution:
             t = scalar_to_support(target, model.support_scale, model.support_transform)
@@ -172,11 +184,12 @@ class MuZeroPolicy(Policy):
 
         out = self.model.initial_inference(obs)
         latent = out.latent_state
-        value_loss = self._value_loss(out.value, t_value[:, 0])
+        root_value_loss = self._value_loss(out.value, t_value[:, 0])
+        value_loss = torch.zeros_like(root_value_loss)  # the unrolled positions'
         policy_loss = -(t_policy[:, 0] * F.log_softmax(out.policy_logits, dim=-1)).sum(-1)
         reward_loss = torch.zeros_like(value_loss)
         ssl_loss = torch.zeros_like(value_loss)
-        pred_root_value = model.to_scalar(out.value).detach()
+        pred_root_value = model.value_to_scalar(out.value).detach()
         use_ssl = cfg.ssl_loss_weight > 0 and getattr(batch, "obs_unroll", None) is not None
         plan = self._action_reward_plan(batch, K) if cfg.action_reward_loss_weight > 0 else None
         if plan is not None and cfg.action_value_loss_weight > 0:
@@ -212,7 +225,7 @@ class MuZeroPolicy(Policy):
                                                                            batch.obs_unroll[:, k - 1])
             latent = out.latent_state
             value_loss = value_loss + self._value_loss(out.value, t_value[:, k])
-            reward_loss = reward_loss + self._value_loss(out.reward, t_reward[:, k - 1])
+            reward_loss = reward_loss + self._reward_loss(out.reward, t_reward[:, k - 1])
             policy_loss = policy_loss + mask[:, k] * -(t_policy[:, k] * F.log_softmax(out.policy_logits, dim=-1)).sum(-1)
             if use_ssl:
                 with torch.no_grad():
@@ -224,12 +237,14 @@ class MuZeroPolicy(Policy):
             ar_loss, av_loss, av_match, av_recon = self._one_position_step(model, unrolled, plan, mask[:, :K])
             action_reward_loss, action_value_loss = action_reward_loss + ar_loss, action_value_loss + av_loss
             match_loss, recon_loss = match_loss + av_match, recon_loss + av_recon
-        total = (cfg.value_loss_weight * value_loss + cfg.policy_loss_weight * policy_loss
+        root_weight = cfg.value_loss_weight if cfg.root_value_loss_weight is None else cfg.root_value_loss_weight
+        total = (root_weight * root_value_loss + cfg.value_loss_weight * value_loss + cfg.policy_loss_weight * policy_loss
                  + cfg.reward_loss_weight * reward_loss + cfg.ssl_loss_weight * ssl_loss
                  + cfg.action_reward_loss_weight * action_reward_loss + cfg.action_value_loss_weight * action_value_loss
                  + cfg.latent_match_loss_weight * match_loss + cfg.obs_recon_loss_weight * recon_loss)
         loss = (weights * total).mean()
-        stats = dict(value_loss=value_loss.mean().item(), policy_loss=policy_loss.mean().item(),
+        stats = dict(value_loss=(root_value_loss + value_loss).mean().item(),
+                     root_value_loss=root_value_loss.mean().item(), policy_loss=policy_loss.mean().item(),
                      reward_loss=reward_loss.mean().item(), ssl_loss=ssl_loss.mean().item(),
                      action_reward_loss=action_reward_loss.mean().item(),
                      action_value_loss=action_value_loss.mean().item(), latent_match_loss=match_loss.mean().item(),
@@ -307,14 +322,14 @@ class MuZeroPolicy(Policy):
         extra = plan["extra"][:, k]
         first = t[:, k] if t.dim() == 3 else t[:, k, 0]
         after_extra, reward = model.dynamics_step(latent, extra)
-        loss = self._value_loss(reward, first.gather(1, extra[:, None]).squeeze(1))
+        loss = self._reward_loss(reward, first.gather(1, extra[:, None]).squeeze(1))
         value_loss = match = recon = torch.zeros_like(loss)
         if t.dim() == 4:
             move, reply = plan["move"][:, k], plan["reply"][:, k]
             after, _ = model.dynamics_step(latent, move)
             _, reply_reward = model.dynamics_step(_scale_gradient(after, 0.5), reply)
             target = t[torch.arange(t.shape[0], device=t.device), k, 1 + move, reply]
-            loss = loss + plan["has_move"][:, k] * self._value_loss(reply_reward, target)
+            loss = loss + plan["has_move"][:, k] * self._reward_loss(reply_reward, target)
             if "obs" in plan:
                 value_loss, match, recon = self._action_value_step(model, latent, after, plan["obs"][k], move, first)
                 value_loss, match, recon = (plan["has_move"][:, k] * x for x in (value_loss, match, recon))
@@ -369,7 +384,7 @@ class MuZeroPolicy(Policy):
             obs_after, legal_after = self.next_observations(obs, move)
             target = self.target_model.initial_inference(obs_after)
             terminal = (first_rewards.gather(1, move[:, None]).squeeze(1) != 0) | ~legal_after.any(-1)
-            t_value = self.target_model.to_scalar(target.value).float().masked_fill(terminal, 0.0)
+            t_value = self.target_model.value_to_scalar(target.value).float().masked_fill(terminal, 0.0)
             t_policy = F.softmax(target.policy_logits.float().masked_fill(~legal_after, -1e9), dim=-1)
         policy_logits, value = model.prediction_step(after)
         policy_loss = -(t_policy * F.log_softmax(policy_logits, dim=-1)).sum(-1)

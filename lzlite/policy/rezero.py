@@ -64,7 +64,7 @@ class ReZeroPolicy(MuZeroPolicy):
             write: False computes the targets without storing them.
             **kwargs: passed to ``lzlite.buffer.reanalyze.reanalyze_buffer`` (e.g. ``on_search``).
         """
-        adapter = CountingLatentAdapter(self.target_model, self.target_model.to_scalar, self.target_model.to_scalar,
+        adapter = CountingLatentAdapter(self.target_model, self.target_model.value_to_scalar, self.target_model.to_scalar,
                                         self.device)
         stats = reanalyze_buffer(
             buffer, adapter, self.search_cfg,
