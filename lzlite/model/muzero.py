@@ -10,7 +10,9 @@ Two variants share one inference API (``_MuZeroBase``):
 ``initial_inference(obs)`` runs h then f; ``recurrent_inference(latent, action)`` runs g then f.
 Both return an :class:`MZNetworkOutput`. Heads output support logits [B, V] (``V = 2 *
 support_scale + 1``, see :mod:`lzlite.model.support`) when ``categorical_distribution`` is true,
-else raw scalars [B, 1]; :meth:`_MuZeroBase.to_scalar` turns either into [B].
+else raw scalars [B, 1]; :meth:`_MuZeroBase.to_scalar` turns either into [B]. With ``tanh_value`` the
+value head is one tanh unit [B, 1] instead; :meth:`_MuZeroBase.value_to_scalar` decodes the value head
+either way.
 
 Values are from the view of the player to move in the state the latent stands for (the lzlite sign
 convention); the network itself is sign-agnostic, the targets decide.
