@@ -176,14 +176,20 @@ def real_search_report(policy, cfg, episodes: int, seed: int = 0) -> dict:
     return {f"real_search/{k}": v for k, v in stats.items()}
 
 
+def _after(game: str, line: list) -> BoardVectorEnv:
+    """A one-game vector env after the move sequence ``line`` from the initial position."""
+    venv = BoardVectorEnv(game, 1)
+    venv.reset()
+    for a in line:
+        venv.step(np.array([a]), np.array([0]))
+    return venv
+
+
 def line_report(policy, game: str, lines: list) -> list:
     """One eval-mode search after each move sequence (a list of actions from the initial position)."""
     rows = []
     for line in lines:
-        venv = BoardVectorEnv(game, 1)
-        venv.reset()
-        for a in line:
-            venv.step(np.array([a]), np.array([0]))
+        venv = _after(game, line)
         out = policy.act(venv, np.array([0]), np.random.default_rng(0), mode="eval")
         rows.append(dict(line=",".join(map(str, line)) or "(start)", value=float(out.predicted_value[0]),
                          search_value=float(out.root_value[0]), prior=out.root_prior[0],
@@ -211,11 +217,7 @@ def buffer_line_report(ckpt: dict, game: str, lines: list) -> list:
     value, policy = arrays["_value"].numpy()[live], arrays["_policy"].numpy()[live]
     rows = []
     for line in lines:
-        venv = BoardVectorEnv(game, 1)
-        venv.reset()
-        for a in line:
-            venv.step(np.array([a]), np.array([0]))
-        target = venv.observe()[0].astype(obs.dtype).reshape(-1)
+        target = _after(game, line).observe()[0].astype(obs.dtype).reshape(-1)
         same = np.all(flat == target, axis=1)
         flipped = ~same & np.all(mirror == target, axis=1)  # its policy target is in the mirror's columns
         hit = same | flipped
