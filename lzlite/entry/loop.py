@@ -135,12 +135,14 @@ def train(
         policy.update_target()
     sample_rng = np.random.default_rng([cfg.seed, rank, 2])
     env_steps = 0
+    best: Dict[str, Any] = dict(score=None)  # the best evaluation's score so far (its weights: ckpt/best.pt)
     if model_path:
         policy.load_state_dict(load_checkpoint(model_path)["policy"])
     if resume:
         state = load_checkpoint(latest_checkpoint(ckpt_dir))
         _restore(state, policy, learner, collector, buffer, sample_rng)
         env_steps = int(state["counters"]["env_steps"])
+        best["score"] = state["counters"].get("best_score")
         if rank > 0:  # the checkpoint holds rank 0's generators: give this rank its own streams again
             sample_rng = np.random.default_rng([cfg.seed, rank, 2, learner.train_iter])
             collector.rng = np.random.default_rng([cfg.seed, 1, learner.train_iter])
@@ -181,17 +183,17 @@ def train(
             if pcfg.use_priority and learner.last_priorities is not None:
                 buffer.update_priorities(batch.indices, learner.last_priorities)
             if rank == 0 and learner.train_iter % pcfg.eval_freq == 0:
-                last_eval = _evaluate(evaluator, logger, ckpt_dir, policy, learner, env_steps)
+                last_eval = _evaluate(evaluator, logger, ckpt_dir, policy, learner, env_steps, best)
             if rank == 0 and learner.train_iter % pcfg.save_ckpt_freq == 0:
-                _save(ckpt_dir, policy, learner, collector, buffer, sample_rng, env_steps)
+                _save(ckpt_dir, policy, learner, collector, buffer, sample_rng, env_steps, best)
         if world_size > 1 and lstats:  # every rank took the same steps, so all hold the same keys
             lstats = ddp.ddp_all_reduce_mean(lstats)
         logger.scalars("learn", lstats, env_steps)
         logger.update(env_steps if max_env_step < _NO_LIMIT else learner.train_iter,
                       dict(iter=learner.train_iter, loss=lstats.get("loss", float("nan")), **_headline(last_eval)))
     if rank == 0:
-        last_eval = _evaluate(evaluator, logger, ckpt_dir, policy, learner, env_steps)
-        _save(ckpt_dir, policy, learner, collector, buffer, sample_rng, env_steps)
+        last_eval = _evaluate(evaluator, logger, ckpt_dir, policy, learner, env_steps, best)
+        _save(ckpt_dir, policy, learner, collector, buffer, sample_rng, env_steps, best)
         elapsed = time.perf_counter() - t_start
         summary = dict(env_steps=env_steps, train_iter=learner.train_iter, wall_minutes=elapsed / 60.0,
                        env_steps_per_s=env_steps / max(elapsed, 1e-9), **last_eval)
@@ -219,11 +221,14 @@ def _headline(stats: Dict[str, float]) -> Dict[str, float]:
     return keep
 
 
-def _save(ckpt_dir, policy, learner, collector, buffer, rng, env_steps) -> None:
+def _save(ckpt_dir, policy, learner, collector, buffer, rng, env_steps, best) -> None:
+    counters = dict(env_steps=env_steps, episodes=collector.episodes, train_iter=learner.train_iter)
+    if best["score"] is not None:
+        counters["best_score"] = list(best["score"])
     state = dict(
         policy=policy.state_dict(),
         learner=learner.state_dict(),
-        counters=dict(env_steps=env_steps, episodes=collector.episodes, train_iter=learner.train_iter),
+        counters=counters,
         rng=dict(sample=rng.bit_generator.state, collect=collector.rng.bit_generator.state,
                  torch=torch.get_rng_state()),
         buffer=buffer.state_dict(),  # so --resume continues exactly, sampling included
@@ -231,15 +236,22 @@ def _save(ckpt_dir, policy, learner, collector, buffer, rng, env_steps) -> None:
     save_checkpoint(os.path.join(ckpt_dir, "last.pt"), state)
 
 
-def _evaluate(evaluator, logger, ckpt_dir, policy, learner, env_steps) -> Dict[str, float]:
-    """One evaluation, logged; under keep_eval_ckpts the weights it scored go to ckpt/iteration_<N>.pt with its
-    counters and stats."""
+def _evaluate(evaluator, logger, ckpt_dir, policy, learner, env_steps, best) -> Dict[str, float]:
+    """One evaluation, logged. Its weights, counters and stats go to ckpt/iteration_<N>.pt under keep_eval_ckpts,
+    and to ckpt/best.pt when it beats every earlier evaluation of the run (the evaluator's ``score``; LightZero's
+    ckpt_best.pth.tar), the first one included."""
     stats = evaluator.eval()
     logger.scalars("eval", stats, env_steps)
+    state = dict(policy=policy.state_dict(), counters=dict(env_steps=env_steps, train_iter=learner.train_iter),
+                 eval={k: float(v) for k, v in stats.items()})
     if policy.cfg.keep_eval_ckpts:
-        state = dict(policy=policy.state_dict(), counters=dict(env_steps=env_steps, train_iter=learner.train_iter),
-                     eval={k: float(v) for k, v in stats.items()})
         save_checkpoint(os.path.join(ckpt_dir, f"iteration_{learner.train_iter}.pt"), state)
+    score_fn = getattr(evaluator, "score", None)  # a registered evaluator without one keeps no best.pt
+    if score_fn is not None:
+        score = tuple(float(x) for x in score_fn(stats))
+        if best["score"] is None or score > tuple(best["score"]):
+            save_checkpoint(os.path.join(ckpt_dir, "best.pt"), state)
+            best["score"] = score
     return stats
 
 

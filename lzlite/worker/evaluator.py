@@ -95,6 +95,16 @@ class Evaluator:
             return stats
         return self._single_player(venv, rng)
 
+    @staticmethod
+    def score(stats: Dict[str, float]) -> Tuple[float, float]:
+        """How good one evaluation's ``stats`` are, for keeping the best checkpoint (higher is better):
+        board games: the mean over the bots of win rate minus loss rate, then the optimal-move rate to
+        break ties (0 where not measured); single-player envs: the mean return."""
+        if "mean_return" in stats:
+            return float(stats["mean_return"]), 0.0
+        margins = [stats[k] - stats[k[:-len("/win")] + "/loss"] for k in stats if k.endswith("/win")]
+        return (float(np.mean(margins)) if margins else 0.0), float(stats.get("optimal_move_rate", 0.0))
+
     def optimal_move_rate(self) -> float:
         """Fraction of the game's graded positions where the greedy policy plays an optimal move."""
         from lzlite.worker.metrics import graded_positions, optimal_move_rate

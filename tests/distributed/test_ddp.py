@@ -214,7 +214,8 @@ def test_torchrun_cli_writes_one_checkpoint_and_one_log(tmp_path):
     assert len(events) == 1, events  # one TensorBoard event file: rank 0 logs alone
     state = torch.load(run_dir / "ckpt" / "last.pt", weights_only=True)
     # rank 0's files only (the final evaluation's weights beside last.pt), no leftover temporaries of rank 1
-    assert sorted(os.listdir(run_dir / "ckpt")) == ["iteration_%d.pt" % state["counters"]["train_iter"], "last.pt"]
+    assert sorted(os.listdir(run_dir / "ckpt")) == ["best.pt", "iteration_%d.pt" % state["counters"]["train_iter"],
+                                                     "last.pt"]
     assert state["counters"]["env_steps"] >= 120  # counted over both ranks' games
     assert state["counters"]["train_iter"] > 0
     assert res.stdout.count("training summary") == 1  # one summary table, printed by rank 0

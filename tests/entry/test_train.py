@@ -250,9 +250,48 @@ def test_each_evaluation_keeps_the_weights_it_scored(tmp_path):
                            num_episodes_each_seed=4)
     assert abs(stats["random/win"] + stats["random/draw"] + stats["random/loss"] - 1.0) < 1e-6
 
+    # best.pt: the weights of the best-scoring evaluation, the earliest of equals
+    from lzlite.worker.evaluator import Evaluator
+
+    scores = {k: Evaluator.score(load_checkpoint(str(ckpt / f"iteration_{k}.pt"))["eval"]) for k in kept}
+    top = max(kept, key=lambda k: (scores[k], -k))
+    best = load_checkpoint(str(ckpt / "best.pt"))
+    assert best["counters"]["train_iter"] == top and last["counters"]["best_score"] == list(scores[top])
+    for name, tensor in load_checkpoint(str(ckpt / f"iteration_{top}.pt"))["policy"]["model"].items():
+        assert torch.equal(best["policy"]["model"][name], tensor)
+
     train_alphazero(tiny_config("alphazero", eval_freq=5, keep_eval_ckpts=False), seed=0, max_env_step=40,
                     run_dir=str(tmp_path / "b"), progress=False)
-    assert os.listdir(tmp_path / "b" / "ckpt") == ["last.pt"]
+    assert sorted(os.listdir(tmp_path / "b" / "ckpt")) == ["best.pt", "last.pt"]
+
+
+def test_best_checkpoint_survives_resume(tmp_path, monkeypatch):
+    from lzlite.worker.evaluator import Evaluator
+
+    calls = []
+
+    def falling_score(stats):  # every evaluation scores lower than the one before: the first stays best
+        calls.append(1)
+        return -float(len(calls)), 0.0
+
+    monkeypatch.setattr(Evaluator, "score", staticmethod(falling_score))
+    cfg = tiny_config("alphazero", eval_freq=5)
+    train_alphazero(cfg, seed=0, max_env_step=50, run_dir=str(tmp_path), progress=False)
+    first = load_checkpoint(str(tmp_path / "ckpt" / "best.pt"))["counters"]["train_iter"]
+    n_before = len(calls)
+    train_alphazero(cfg, seed=0, max_env_step=100, run_dir=str(tmp_path), resume=True, progress=False)
+    assert len(calls) > n_before  # the resumed run evaluated ...
+    assert load_checkpoint(str(tmp_path / "ckpt" / "best.pt"))["counters"]["train_iter"] == first == 5  # ... and lost
+
+
+def test_evaluation_score_ranks_results():
+    from lzlite.worker.evaluator import Evaluator
+
+    good = {"rule/win": 0.9, "rule/loss": 0.0, "alpha_beta/win": 0.5, "alpha_beta/loss": 0.3, "rule/win_as_first": 1.0}
+    assert Evaluator.score(good) == pytest.approx((0.55, 0.0))  # mean of (0.9 - 0) and (0.5 - 0.3)
+    assert Evaluator.score(dict(good, optimal_move_rate=0.8)) > Evaluator.score(dict(good, optimal_move_rate=0.7))
+    assert Evaluator.score(dict(good, **{"rule/loss": 0.1})) < Evaluator.score(good)
+    assert Evaluator.score({"mean_return": 412.0, "min_return": 9.0}) == (412.0, 0.0)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message a CPU-only torch gives")
