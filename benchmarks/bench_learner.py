@@ -10,7 +10,7 @@ bfloat16 pays off on CPUs with AMX or AVX512-BF16 (Sapphire Rapids and later; th
 below says what torch found) and on recent GPUs; on CPUs without them bfloat16 convolutions are emulated
 and slower.
 
-    python benchmarks/bench_learner.py                                 # Connect Four Gumbel MuZero
+    python benchmarks/bench_learner.py                                 # Connect Four MuZero (32 channels)
     python benchmarks/bench_learner.py --cfg zoo/tictactoe/muzero_config.py --steps 10
 
 ``--policy KEY=VALUE ...`` changes the config's policy section for every mode (dotted keys for nested ones,
@@ -82,7 +82,7 @@ def policy_overrides(pairs: list) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cfg", default="zoo/connect4/gumbel_muzero_config.py", help="a zoo config file")
+    parser.add_argument("--cfg", default="zoo/connect4/muzero_config.py", help="a zoo config file")
     parser.add_argument("--steps", type=int, default=20, help="timed learner steps per mode")
     parser.add_argument("--warmup", type=int, default=3, help="untimed learner steps per mode")
     parser.add_argument("--policy", nargs="*", default=[], metavar="KEY=VALUE", help="policy keys for every mode")

@@ -1,24 +1,34 @@
 """Connect Four, Gumbel MuZero: sequential halving at the root, policy trained on the improved policy.
 
     python -m lzlite.entry --cfg zoo/connect4/gumbel_muzero_config.py
+
+A long run (150k env steps, ~6 hours on one core): evaluations every 500 learner steps keep their weights in
+ckpt/iteration_<N>.pt and the best-scoring one in ckpt/best.pt. Measured: docs/results.md, "Gumbel MuZero".
 """
 from lzlite.config import deep_update
 from zoo.connect4 import muzero_config as _muzero
 
 main_config = deep_update(_muzero.main_config, dict(
     exp_name="connect4_gumbel_muzero",
-    # c_scale 0.1 (mctx's value_scale): sigma(q) = (50 + max N) * c_scale * q. At 1.0 a Q gap of 0.1 outweighs
-    # any prior or Gumbel-noise gap, so a weak model's Q alone picked moves and targets; at 0.1 they share
-    policy=dict(search_rule="gumbel", max_num_considered_actions=7, c_scale=0.1,
-                # bfloat16 learner steps where the hardware has it (AMX CPUs, bf16 GPUs), NHWC conv weights:
-                # 1.95x faster learner steps here; per env step 0.02-0.08 lower to 50k, level after (docs/results.md)
-                learner_dtype="auto", channels_last=True,
-                # AlphaZero's self-play settings, then a longer bootstrap (docs/results.md, session 7): the best
-                # move after ply 8, a 50k buffer, cosine LR over the hour's 95k env steps, 64 collect simulations
-                # (~20% slower per env step than 16) and values bootstrapped 12 plies on (5: 0-35% against
-                # alpha-beta; 12: 51% of 200 at 60 minutes with seed 0, 70% as first player; 5% with seed 1)
-                num_simulations=64, temperature_moves=8, replay_buffer_size=50000, lr_schedule="cosine",
-                td_steps=12),
-    max_env_step=95000,
+    policy=dict(
+        # c_scale 0.1 (mctx's value_scale): sigma(q) = (50 + max N) * c_scale * q. At 1.0 a Q gap of 0.1 outweighs
+        # any prior or Gumbel-noise gap, so a weak model's Q alone picked moves and targets; at 0.1 they share
+        search_rule="gumbel", max_num_considered_actions=7, c_scale=0.1,
+        # every latent decoded back into its board (session 24): the learned model's search then grades as many
+        # positions right as the same heads searched over the real game; 64 channels
+        model=dict(num_channels=64, observation_decoder=True), obs_recon_loss_weight=1.0,
+        # the real reward of every legal move at each unrolled step (depth 1), not only the move played: the
+        # one-move wins and blunders of moves self-play did not play (session 13)
+        action_reward_loss_weight=4.0, action_reward_depth=1, action_value_loss_weight=0.0,
+        # bfloat16 learner steps and searches where the hardware has it (AMX / AVX512-BF16 CPUs, bf16 GPUs), NHWC
+        learner_dtype="auto", search_dtype="auto", channels_last=True,
+        # AlphaZero's self-play settings: 100 simulations, 128 games per collect, the best move after ply 8,
+        # values bootstrapped 4 plies on, a 50k buffer; value loss weight 0.25 (MuZero's)
+        num_simulations=100, collector_env_num=128, n_episode=128, temperature_moves=8, td_steps=4,
+        replay_buffer_size=50000, value_loss_weight=0.25,
+        # cosine LR over the whole 150k env steps: near its peak through the first 60k (session 29; decaying over
+        # 70k, the same recipe's best checkpoint won 60% of 200 games against alpha-beta, this one 97%)
+        lr_schedule="cosine", save_ckpt_freq=200),
+    max_env_step=150000,
 ))
 create_config = deep_update(_muzero.create_config, dict(policy=dict(type="gumbel_muzero")))
