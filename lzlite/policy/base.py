@@ -160,7 +160,7 @@ class Policy:
             save_ckpt_freq=1000,  # learner steps between checkpoints (and one at the end)
             # True: each evaluation also writes the weights it scored to ckpt/iteration_<N>.pt (policy, counters and
             # the eval stats; no buffer or optimizer), which eval / play / model_path load like last.pt
-            # (LightZero keeps iteration_<N>.pth.tar likewise)
+            # (LightZero keeps iteration_<N>.pth.tar likewise); ckpt/best.pt, the best-scoring one's, is kept either way
             keep_eval_ckpts=True,
             learn=dict(learner=dict(hook=dict(save_ckpt_after_iter=1000))),  # LightZero compatibility
         ))
