@@ -151,6 +151,13 @@ class Policy:
             threshold_training_steps_for_final_temperature=100000,  # iters at which the decay ends
             random_opening_plies=0,  # collection: start each game after U{0..N} random, unrecorded moves
             temperature_moves=-1,  # >= 0: sample only for the first N plies of a game, then argmax
+            # two-player collection against a zoo bot (LightZero's play_with_bot_mode, mixed with self-play): this
+            #  fraction of each collect's games has `collect_bot` play one side (first or second at random), the
+            #  policy the other; every position is still searched and recorded (the bot's moves with the policy's
+            #  own search target), so the buffer's lines include the bot's replies
+            collect_bot=None,  # None (pure self-play) or a zoo bot kind: 'random', 'rule', 'alpha_beta', 'perfect'
+            collect_bot_fraction=0.0,  # fraction of collected games played against collect_bot
+            collect_bot_depth=4,  # depth of an 'alpha_beta' collect_bot
             eval_freq=500,  # learner steps between evaluations
             eval_episodes=20,  # evaluation games per opponent (half as first player, half as second)
             eval_bots=["rule"],  # zoo bots the evaluator plays against ('random','rule','alpha_beta','perfect')

@@ -1,6 +1,7 @@
 """The collector: many games at once, one batched search per move, GameSegments out.
 
-Two-player board games are self-play (both sides use the policy); single-player envs just play.
+Two-player board games are self-play (both sides use the policy), optionally with a fraction of the
+games against a zoo bot (``collect_bot``); single-player envs just play.
 The collector knows nothing of the algorithm: it asks the policy to ``act`` and for the
 ``policy_target`` of each search, and stores what the buffer needs.
 """
@@ -35,6 +36,9 @@ class Collector:
             n_episode=8,  # episodes per collect() call
             game_segment_length=400,  # max transitions per GameSegment; longer episodes are cut
             random_opening_plies=0,  # each game starts after U{0..N} uniformly random, unrecorded moves
+            collect_bot=None,  # None or a zoo bot kind that plays one side of some games
+            collect_bot_fraction=0.0,  # fraction of the games it plays (its side drawn per game)
+            collect_bot_depth=4,  # its depth when it is 'alpha_beta'
         ))
 
     def __init__(self, policy: Any, venv: Any, cfg: EasyDict, rng: np.random.Generator) -> None:
@@ -44,6 +48,39 @@ class Collector:
         self.rng = rng
         self.env_steps = 0
         self.episodes = 0
+        self.bot_fraction = float(cfg.get("collect_bot_fraction", 0.0) or 0.0)
+        self.bot_kind = cfg.get("collect_bot", None)
+        if not 0.0 <= self.bot_fraction <= 1.0:
+            raise ValueError(f"collect_bot_fraction must be in [0, 1], got {self.bot_fraction}")
+        if self.bot_fraction > 0.0:
+            from zoo.bots import BOT_KINDS
+
+            if self.bot_kind not in BOT_KINDS:
+                import difflib
+
+                close = difflib.get_close_matches(str(self.bot_kind), BOT_KINDS, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise ValueError(f"collect_bot_fraction={self.bot_fraction} needs collect_bot set to one of "
+                                 f"{list(BOT_KINDS)}, got {self.bot_kind!r}{hint}")
+            if not hasattr(venv, "game_name"):
+                raise ValueError("collect_bot plays two-player board games; this env is single-player")
+
+    def _make_bot(self) -> Any:
+        """A fresh bot for one collect() call, seeded from the collector's generator (so --resume replays it)."""
+        if self.bot_fraction <= 0.0:
+            return None
+        from zoo.bots import make_bot
+
+        kwargs: Dict[str, Any] = {"seed": int(self.rng.integers(2**31))}
+        if self.bot_kind == "alpha_beta":
+            kwargs["depth"] = int(self.cfg.collect_bot_depth)
+        return make_bot(self.venv.game_name, self.bot_kind, **kwargs)
+
+    def _bot_side(self, bot: Any) -> int:
+        """The player (0 / 1) the bot takes in a new game, or -1 for a self-play game."""
+        if bot is None or self.rng.random() >= self.bot_fraction:
+            return -1
+        return int(self.rng.integers(2))
 
     def _random_opening(self, idx: np.ndarray) -> None:
         """Play U{0..random_opening_plies} uniformly random legal moves in games ``idx`` (not recorded).
@@ -87,11 +124,14 @@ class Collector:
         temperature = policy.collect_temperature(train_iter)
         seg_len = self.cfg.game_segment_length
         record_action_rewards = bool(getattr(policy, "wants_action_rewards", False))
+        bot = self._make_bot()
         venv.reset()
         self._random_opening(np.arange(n))
         started = min(n, n_episode)
         active = np.zeros(n, dtype=bool)
         active[:started] = True
+        bot_side = np.array([self._bot_side(bot) if i < started else -1 for i in range(n)], dtype=np.int64)
+        bot_results: List[float] = []  # the policy's result (+1 / 0 / -1) in each game against the bot
         segs: List[Optional[GameSegment]] = [GameSegment(A, seg_len) if i < started else None for i in range(n)]
         pending: List[Optional[GameSegment]] = [None] * n  # full segments waiting for their bootstrap value
         ply = np.zeros(n, dtype=np.int64)
@@ -106,6 +146,9 @@ class Collector:
             legal = venv.legal_mask()[idx]
             to_play = venv.to_play()[idx]
             out, action, target = self._search_step(idx, ply[idx], temperature)
+            bot_turn = bot_side[idx] == to_play
+            if bot_turn.any():  # the bot moves instead; the policy's search still gives the position's target
+                action[bot_turn] = bot.act_batch(np.ascontiguousarray(venv.states[idx[bot_turn]]))
             action_reward = policy.record_action_rewards(venv, idx) if record_action_rewards else None
             rewards, done = venv.step(action, idx)
             steps += len(idx)
@@ -125,11 +168,17 @@ class Collector:
                     finished.append(seg)
                     returns.append(ret[i])
                     lengths.append(int(ply[i]))
+                    if bot_side[i] >= 0:
+                        # the mover's reward is +1 for a win: a win for the side that just moved
+                        mover_won = rewards[j] > 0
+                        bot_results.append(0.0 if rewards[j] == 0 else
+                                           (1.0 if mover_won != (to_play[j] == bot_side[i]) else -1.0))
                     ply[i], ret[i] = 0, 0.0
                     if started < n_episode:
                         venv.reset(np.array([i]))
                         self._random_opening(np.array([i]))
                         segs[i] = GameSegment(A, seg_len)
+                        bot_side[i] = self._bot_side(bot)
                         started += 1
                     else:
                         active[i] = False
@@ -148,4 +197,9 @@ class Collector:
             env_steps_per_s=steps / max(elapsed, 1e-9),
             temperature=float(temperature),
         )
+        if bot is not None:
+            res = np.asarray(bot_results)
+            stats.update(bot_games=float(len(res)),
+                         bot_win=float((res > 0).mean()) if len(res) else 0.0,
+                         bot_loss=float((res < 0).mean()) if len(res) else 0.0)
         return finished, stats
