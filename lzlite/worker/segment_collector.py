@@ -54,6 +54,9 @@ class SegmentCollector(Collector):
 
     def __init__(self, policy: Any, venv: Any, cfg: EasyDict, rng: np.random.Generator) -> None:
         super().__init__(policy, venv, cfg, rng)
+        if self.bot_fraction > 0.0:
+            raise ValueError("collect_bot_fraction > 0 is not supported by the segment collector (UniZero): its "
+                             "games are pure self-play; set collect_bot_fraction=0")
         self.segment_length = int(cfg.game_segment_length)
         if self.segment_length < 1:
             raise ValueError(f"game_segment_length must be >= 1, got {cfg.game_segment_length}")

@@ -120,3 +120,9 @@ def test_collect_bot_fraction_mixes_self_play_and_bot_games():
 def test_collect_bot_bad_config_is_a_clear_error(overrides, message):
     with pytest.raises(ValueError, match=message):
         build_components(compile_config(*tiny_config("gumbel_muzero", **overrides), seed=0))
+
+
+def test_segment_collector_refuses_collect_bot():
+    with pytest.raises(ValueError, match="not supported by the segment collector"):
+        build_components(compile_config(*tiny_config("unizero", collect_bot="random", collect_bot_fraction=0.5),
+                                        seed=0))
