@@ -53,28 +53,23 @@ class Collector:
         if not 0.0 <= self.bot_fraction <= 1.0:
             raise ValueError(f"collect_bot_fraction must be in [0, 1], got {self.bot_fraction}")
         if self.bot_fraction > 0.0:
-            from zoo.bots import BOT_KINDS
-
-            if self.bot_kind not in BOT_KINDS:
-                import difflib
-
-                close = difflib.get_close_matches(str(self.bot_kind), BOT_KINDS, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                raise ValueError(f"collect_bot_fraction={self.bot_fraction} needs collect_bot set to one of "
-                                 f"{list(BOT_KINDS)}, got {self.bot_kind!r}{hint}")
+            if self.bot_kind is None:
+                raise ValueError(f"collect_bot_fraction={self.bot_fraction} needs collect_bot (a zoo bot kind)")
             if not hasattr(venv, "game_name"):
                 raise ValueError("collect_bot plays two-player board games; this env is single-player")
+            self._new_bot(seed=0)  # an unknown kind fails now (make_bot names the nearest), not at the first collect
 
-    def _make_bot(self) -> Any:
-        """A fresh bot for one collect() call, seeded from the collector's generator (so --resume replays it)."""
-        if self.bot_fraction <= 0.0:
-            return None
+    def _new_bot(self, seed: int) -> Any:
         from zoo.bots import make_bot
 
-        kwargs: Dict[str, Any] = {"seed": int(self.rng.integers(2**31))}
+        kwargs: Dict[str, Any] = {"seed": seed}
         if self.bot_kind == "alpha_beta":
             kwargs["depth"] = int(self.cfg.collect_bot_depth)
         return make_bot(self.venv.game_name, self.bot_kind, **kwargs)
+
+    def _make_bot(self) -> Any:
+        """A fresh bot for one collect() call, seeded from the collector's generator (so --resume replays it)."""
+        return self._new_bot(int(self.rng.integers(2**31))) if self.bot_fraction > 0.0 else None
 
     def _bot_side(self, bot: Any) -> int:
         """The player (0 / 1) the bot takes in a new game, or -1 for a self-play game."""
@@ -168,11 +163,8 @@ class Collector:
                     finished.append(seg)
                     returns.append(ret[i])
                     lengths.append(int(ply[i]))
-                    if bot_side[i] >= 0:
-                        # the mover's reward is +1 for a win: a win for the side that just moved
-                        mover_won = rewards[j] > 0
-                        bot_results.append(0.0 if rewards[j] == 0 else
-                                           (1.0 if mover_won != (to_play[j] == bot_side[i]) else -1.0))
+                    if bot_side[i] >= 0:  # the reward is the mover's: the policy's result, or minus it
+                        bot_results.append(float(np.sign(rewards[j])) * (-1.0 if to_play[j] == bot_side[i] else 1.0))
                     ply[i], ret[i] = 0, 0.0
                     if started < n_episode:
                         venv.reset(np.array([i]))
