@@ -232,6 +232,7 @@ def _save(ckpt_dir, policy, learner, collector, buffer, rng, env_steps, best) ->
         rng=dict(sample=rng.bit_generator.state, collect=collector.rng.bit_generator.state,
                  torch=torch.get_rng_state()),
         buffer=buffer.state_dict(),  # so --resume continues exactly, sampling included
+        collector=collector.state_dict(),
     )
     save_checkpoint(os.path.join(ckpt_dir, "last.pt"), state)
 
@@ -263,6 +264,7 @@ def _restore(state, policy, learner, collector, buffer, rng) -> None:
         learner.load_state_dict(state["learner"])
         if "buffer" in state:
             buffer.load_state_dict(state["buffer"])
+        collector.load_state_dict(state.get("collector", {}))  # absent in checkpoints written before it had a state
     except (KeyError, RuntimeError, ValueError) as e:
         raise CheckpointError(f"checkpoint does not match this config/model: {str(e)[:300]}") from None
     rng.bit_generator.state = state["rng"]["sample"]

@@ -19,6 +19,10 @@ from lzlite.registry import COLLECTOR_REGISTRY
 __all__ = ["Collector"]
 
 
+_BOT_SIDE_MODES = ("random", "adaptive")
+_ADAPTIVE_FLOOR = 0.1  # 'adaptive' keeps at least this weight on each side, so neither is dropped
+
+
 @COLLECTOR_REGISTRY.register("episode_collector")
 class Collector:
     """Plays ``n_episode`` games per ``collect`` call with up to ``num_envs`` running at once.
@@ -39,6 +43,8 @@ class Collector:
             collect_bot=None,  # None or a zoo bot kind that plays one side of some games
             collect_bot_fraction=0.0,  # fraction of the games it plays (its side drawn per game)
             collect_bot_depth=4,  # its depth when it is 'alpha_beta'
+            collect_bot_side="random",  # 'random': the bot takes either side with even odds; 'adaptive': the
+            #  policy plays more bot games on the side it wins less as (odds ~ its recent non-win rate there + 0.1)
         ))
 
     def __init__(self, policy: Any, venv: Any, cfg: EasyDict, rng: np.random.Generator) -> None:
@@ -58,6 +64,12 @@ class Collector:
             if not hasattr(venv, "game_name"):
                 raise ValueError("collect_bot plays two-player board games; this env is single-player")
             self._new_bot(seed=0)  # an unknown kind fails now (make_bot names the nearest), not at the first collect
+        self.bot_side_mode = cfg.get("collect_bot_side", "random")
+        if self.bot_side_mode not in _BOT_SIDE_MODES:
+            raise ValueError(f"collect_bot_side must be one of {_BOT_SIDE_MODES}, got {self.bot_side_mode!r}")
+        # 'adaptive': the policy's recent non-win rate against the bot as first / second player (an average over
+        # collects, halving the weight of older ones); part of the collector's state, so --resume replays it
+        self.bot_nonwin = np.array([0.5, 0.5])
 
     def _new_bot(self, seed: int) -> Any:
         from zoo.bots import make_bot
@@ -75,7 +87,31 @@ class Collector:
         """The player (0 / 1) the bot takes in a new game, or -1 for a self-play game."""
         if bot is None or self.rng.random() >= self.bot_fraction:
             return -1
-        return int(self.rng.integers(2))
+        if self.bot_side_mode == "random":
+            return int(self.rng.integers(2))
+        weight = self.bot_nonwin + _ADAPTIVE_FLOOR  # prioritised like AlphaStar's PFSP: where the policy wins less
+        return 1 if self.rng.random() < weight[0] / weight.sum() else 0  # the policy first (bot second) or second
+
+    def _update_bot_sides(self, results: List[float], sides: List[int]) -> Dict[str, float]:
+        """Fold one collect's bot-game results into the per-side non-win rates; their per-side statistics."""
+        res, policy_side = np.asarray(results), 1 - np.asarray(sides, dtype=np.int64)
+        stats: Dict[str, float] = {}
+        for side, name in ((0, "first"), (1, "second")):
+            mine = res[policy_side == side]
+            stats[f"bot_games_as_{name}"] = float(len(mine))
+            if len(mine):
+                stats[f"bot_win_as_{name}"] = float((mine > 0).mean())
+                self.bot_nonwin[side] = 0.5 * self.bot_nonwin[side] + 0.5 * float((mine <= 0).mean())
+        return stats
+
+    def state_dict(self) -> Dict[str, Any]:
+        return dict(bot_nonwin=self.bot_nonwin.tolist())
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        nonwin = np.asarray(state.get("bot_nonwin", [0.5, 0.5]), dtype=np.float64)
+        if nonwin.shape != (2,) or not ((nonwin >= 0.0) & (nonwin <= 1.0)).all():
+            raise ValueError(f"collector state: bot_nonwin must be two rates in [0, 1], got {nonwin.tolist()}")
+        self.bot_nonwin = nonwin
 
     def _random_opening(self, idx: np.ndarray) -> None:
         """Play U{0..random_opening_plies} uniformly random legal moves in games ``idx`` (not recorded).
@@ -127,6 +163,7 @@ class Collector:
         active[:started] = True
         bot_side = np.array([self._bot_side(bot) if i < started else -1 for i in range(n)], dtype=np.int64)
         bot_results: List[float] = []  # the policy's result (+1 / 0 / -1) in each game against the bot
+        bot_sides: List[int] = []  # and the side the bot played in it
         segs: List[Optional[GameSegment]] = [GameSegment(A, seg_len) if i < started else None for i in range(n)]
         pending: List[Optional[GameSegment]] = [None] * n  # full segments waiting for their bootstrap value
         ply = np.zeros(n, dtype=np.int64)
@@ -165,6 +202,7 @@ class Collector:
                     lengths.append(int(ply[i]))
                     if bot_side[i] >= 0:  # the reward is the mover's: the policy's result, or minus it
                         bot_results.append(float(np.sign(rewards[j])) * (-1.0 if to_play[j] == bot_side[i] else 1.0))
+                        bot_sides.append(int(bot_side[i]))
                     ply[i], ret[i] = 0, 0.0
                     if started < n_episode:
                         venv.reset(np.array([i]))
@@ -193,5 +231,6 @@ class Collector:
             res = np.asarray(bot_results)
             stats.update(bot_games=float(len(res)),
                          bot_win=float((res > 0).mean()) if len(res) else 0.0,
-                         bot_loss=float((res < 0).mean()) if len(res) else 0.0)
+                         bot_loss=float((res < 0).mean()) if len(res) else 0.0,
+                         **self._update_bot_sides(bot_results, bot_sides))
         return finished, stats

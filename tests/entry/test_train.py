@@ -54,6 +54,7 @@ def test_seeded_runs_are_reproducible(tmp_path):
     (*ALGOS[0], {}), (*ALGOS[2], {}),
     (*ALGOS[2], dict(symmetry_augmentation=True, value_bootstrap="target_network")),  # both draw on resumed state
     (*ALGOS[2], dict(symmetry_augmentation=True, action_reward_loss_weight=1.0)),  # torch's generator, buffer array
+    (*ALGOS[2], dict(collect_bot="random", collect_bot_fraction=0.5, collect_bot_side="adaptive")),  # collector state
 ])
 def test_resume_continues_exactly(tmp_path, algo, entry, extra):
     # one uninterrupted run of two collects ...
@@ -66,6 +67,7 @@ def test_resume_continues_exactly(tmp_path, algo, entry, extra):
     second = load_checkpoint(str(tmp_path / "split" / "ckpt" / "last.pt"))
     assert second["counters"]["env_steps"] > first["counters"]["env_steps"]
     assert all(torch.equal(x, y) for x, y in zip(_params(full), _params(resumed)))
+    assert second["collector"] == load_checkpoint(str(tmp_path / "full" / "ckpt" / "last.pt"))["collector"]
 
 
 def test_symmetry_augmentation_trains_on_transformed_batches(tmp_path, monkeypatch):

@@ -112,8 +112,46 @@ def test_collect_bot_fraction_mixes_self_play_and_bot_games():
     assert stats["episodes"] == 32.0
 
 
+def _bot_collector(**overrides):
+    parts = build_components(compile_config(*tiny_config("gumbel_muzero", random_opening_plies=0,
+                                                         symmetry_augmentation=False, collect_bot="perfect",
+                                                         collect_bot_fraction=1.0, **overrides), seed=0))
+    return parts["collector"]
+
+
+def test_collect_bot_side_adaptive_plays_more_where_the_policy_wins_less():
+    counts = {}
+    for nonwin in ([1.0, 0.0], [0.0, 1.0]):  # the policy never wins as first player / as second player
+        collector = _bot_collector(collect_bot_side="adaptive")
+        collector.bot_nonwin = np.array(nonwin)
+        _, stats = collector.collect(n_episode=48)
+        counts[tuple(nonwin)] = (stats["bot_games_as_first"], stats["bot_games_as_second"])
+        assert stats["bot_games_as_first"] + stats["bot_games_as_second"] == 48
+        # nobody beats the perfect bot: the rates move halfway to 1 on both sides, and that state is saved
+        np.testing.assert_allclose(collector.bot_nonwin, 0.5 * np.array(nonwin) + 0.5)
+        assert collector.state_dict() == dict(bot_nonwin=(0.5 * np.array(nonwin) + 0.5).tolist())
+        assert stats["bot_win_as_first"] == stats["bot_win_as_second"] == 0.0
+    # odds (1 + 0.1) : 0.1 -> ~92% of the games on the losing side
+    assert counts[(1.0, 0.0)][0] >= 36 and counts[(0.0, 1.0)][1] >= 36, counts
+    # 'random' keeps even odds whatever the rates say
+    collector = _bot_collector()
+    collector.bot_nonwin = np.array([1.0, 0.0])
+    _, stats = collector.collect(n_episode=48)
+    assert 12 <= stats["bot_games_as_first"] <= 36, stats
+
+
+def test_collector_state_rejects_bad_rates():
+    collector = _bot_collector(collect_bot_side="adaptive")
+    collector.load_state_dict(dict(bot_nonwin=[0.25, 1.0]))
+    np.testing.assert_allclose(collector.bot_nonwin, [0.25, 1.0])
+    for bad in ([0.5], [0.5, 2.0], [float("nan"), 0.5]):
+        with pytest.raises(ValueError, match="bot_nonwin"):
+            collector.load_state_dict(dict(bot_nonwin=bad))
+
+
 @pytest.mark.parametrize("overrides, message", [
     (dict(collect_bot_fraction=0.5), "needs collect_bot"),
+    (dict(collect_bot="random", collect_bot_fraction=0.5, collect_bot_side="left"), "collect_bot_side must be one of"),
     (dict(collect_bot="alpha_bet", collect_bot_fraction=0.5), "did you mean 'alpha_beta'"),
     (dict(collect_bot="random", collect_bot_fraction=1.5), r"in \[0, 1\]"),
 ])
