@@ -159,6 +159,7 @@ class Policy:
             collect_bot_fraction=0.0,  # fraction of collected games played against collect_bot
             collect_bot_depth=4,  # depth of an 'alpha_beta' collect_bot
             collect_bot_side="random",  # 'random' (either side, even odds) or 'adaptive' (more games where it wins less)
+            collect_bot_temperature_moves=None,  # None: temperature_moves; else its value in bot games (0: greedy)
             eval_freq=500,  # learner steps between evaluations
             eval_episodes=20,  # evaluation games per opponent (half as first player, half as second)
             eval_bots=["rule"],  # zoo bots the evaluator plays against ('random','rule','alpha_beta','perfect')

@@ -45,6 +45,8 @@ class Collector:
             collect_bot_depth=4,  # its depth when it is 'alpha_beta'
             collect_bot_side="random",  # 'random': the bot takes either side with even odds; 'adaptive': the
             #  policy plays more bot games on the side it wins less as (odds ~ its recent non-win rate there + 0.1)
+            collect_bot_temperature_moves=None,  # None: temperature_moves; else that value in bot games (0: the
+            #  policy plays its evaluation move, the noise-free search's choice, from the first ply, as against eval bots)
         ))
 
     def __init__(self, policy: Any, venv: Any, cfg: EasyDict, rng: np.random.Generator) -> None:
@@ -92,6 +94,13 @@ class Collector:
         weight = self.bot_nonwin + _ADAPTIVE_FLOOR  # prioritised like AlphaStar's PFSP: where the policy wins less
         return 1 if self.rng.random() < weight[0] / weight.sum() else 0  # the policy first (bot second) or second
 
+    def _temperature_moves(self, bot_side: np.ndarray) -> Optional[np.ndarray]:
+        """Per-game ``temperature_moves``: ``collect_bot_temperature_moves`` in bot games where it is set."""
+        bot_moves = self.cfg.get("collect_bot_temperature_moves", None)
+        if bot_moves is None:
+            return None
+        return np.where(bot_side >= 0, int(bot_moves), int(self.cfg.temperature_moves))
+
     def _update_bot_sides(self, results: List[float], sides: List[int]) -> Dict[str, float]:
         """Fold one collect's bot-game results into the per-side non-win rates; their per-side statistics."""
         res, policy_side = np.asarray(results), 1 - np.asarray(sides, dtype=np.int64)
@@ -135,14 +144,17 @@ class Collector:
                 self.venv.reset(active[done])
                 plies[np.isin(idx, active[done])] = 0
 
-    def _search_step(self, idx: np.ndarray, ply: np.ndarray, temperature: float) -> Tuple[Any, np.ndarray, np.ndarray]:
+    def _search_step(self, idx: np.ndarray, ply: np.ndarray, temperature: float,
+                     moves: Optional[np.ndarray] = None) -> Tuple[Any, np.ndarray, np.ndarray]:
         """One batched search for games ``idx`` (at plies ``ply``): (SearchOutput, action [n], policy target [n, A]).
 
         With ``temperature_moves >= 0`` (AlphaZero style) games past that ply play their best move (the
         most visited one under PUCT, the noise-free search's choice under Gumbel; ``Policy.act``).
+        ``moves``: per-game values of ``temperature_moves`` instead (bot games may have their own).
         """
-        moves = int(self.cfg.temperature_moves)
-        kwargs = {"greedy": ply >= moves} if moves >= 0 else {}
+        if moves is None:
+            moves = np.full(len(idx), int(self.cfg.temperature_moves), dtype=np.int64)
+        kwargs = {"greedy": (moves >= 0) & (ply >= moves)} if (moves >= 0).any() else {}
         out = self.policy.act(self.venv, idx, self.rng, mode="collect", temperature=temperature, **kwargs)
         return out, out.action.copy(), self.policy.policy_target(out)
 
@@ -177,7 +189,7 @@ class Collector:
             obs = venv.observe()[idx]
             legal = venv.legal_mask()[idx]
             to_play = venv.to_play()[idx]
-            out, action, target = self._search_step(idx, ply[idx], temperature)
+            out, action, target = self._search_step(idx, ply[idx], temperature, self._temperature_moves(bot_side[idx]))
             bot_turn = bot_side[idx] == to_play
             if bot_turn.any():  # the bot moves instead; the policy's search still gives the position's target
                 action[bot_turn] = bot.act_batch(np.ascontiguousarray(venv.states[idx[bot_turn]]))

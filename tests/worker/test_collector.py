@@ -140,6 +140,43 @@ def test_collect_bot_side_adaptive_plays_more_where_the_policy_wins_less():
     assert 12 <= stats["bot_games_as_first"] <= 36, stats
 
 
+def _policy_moves(games):
+    """For each position the policy moved in (the bot is the only optimal side), the set of moves it played."""
+    from zoo.bots import optimal_moves
+
+    moves = {}
+    for arr in games:
+        venv = BoardVectorEnv("tictactoe", 1)
+        venv.reset()
+        bot = _optimal_sides(arr)
+        if len(bot) != 1:
+            continue
+        for action, player in zip(arr["action"], arr["to_play"]):
+            if int(player) not in bot:
+                moves.setdefault(venv.states[0].tobytes(), set()).add(int(action))
+            venv.step(np.array([action]), np.array([0]))
+    return moves
+
+
+def test_collect_bot_temperature_moves_zero_plays_the_evaluation_move():
+    sampled = _policy_moves(_bot_collect(n_episode=48, collect_bot="perfect", collect_bot_fraction=1.0)[0])
+    greedy = _policy_moves(_bot_collect(n_episode=48, collect_bot="perfect", collect_bot_fraction=1.0,
+                                        collect_bot_temperature_moves=0)[0])
+    assert any(len(m) > 1 for m in sampled.values()), "with temperature the policy varies its move somewhere"
+    assert all(len(m) == 1 for m in greedy.values()), "greedy from ply 0: one move per position"
+    # and it is the evaluation search's move
+    parts = build_components(compile_config(*tiny_config("gumbel_muzero", random_opening_plies=0,
+                                                         symmetry_augmentation=False), seed=0))
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for p in parts["policy"].model.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    venv = BoardVectorEnv("tictactoe", 1)
+    venv.reset()
+    out = parts["policy"].act(venv, np.array([0]), np.random.default_rng(0), mode="eval")
+    assert greedy[venv.states[0].tobytes()] == {int(out.action[0])}
+
+
 def test_collector_state_rejects_bad_rates():
     collector = _bot_collector(collect_bot_side="adaptive")
     collector.load_state_dict(dict(bot_nonwin=[0.25, 1.0]))
