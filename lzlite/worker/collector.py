@@ -69,6 +69,9 @@ class Collector:
         self.bot_side_mode = cfg.get("collect_bot_side", "random")
         if self.bot_side_mode not in _BOT_SIDE_MODES:
             raise ValueError(f"collect_bot_side must be one of {_BOT_SIDE_MODES}, got {self.bot_side_mode!r}")
+        bot_moves = cfg.get("collect_bot_temperature_moves", None)
+        if bot_moves is not None and (isinstance(bot_moves, bool) or not isinstance(bot_moves, (int, np.integer))):
+            raise ValueError(f"collect_bot_temperature_moves must be None or an int (plies), got {bot_moves!r}")
         # 'adaptive': the policy's recent non-win rate against the bot as first / second player (an average over
         # collects, halving the weight of older ones); part of the collector's state, so --resume replays it
         self.bot_nonwin = np.array([0.5, 0.5])

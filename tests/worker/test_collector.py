@@ -189,6 +189,7 @@ def test_collector_state_rejects_bad_rates():
 @pytest.mark.parametrize("overrides, message", [
     (dict(collect_bot_fraction=0.5), "needs collect_bot"),
     (dict(collect_bot="random", collect_bot_fraction=0.5, collect_bot_side="left"), "collect_bot_side must be one of"),
+    (dict(collect_bot="random", collect_bot_fraction=0.5, collect_bot_temperature_moves="8"), "None or an int"),
     (dict(collect_bot="alpha_bet", collect_bot_fraction=0.5), "did you mean 'alpha_beta'"),
     (dict(collect_bot="random", collect_bot_fraction=1.5), r"in \[0, 1\]"),
 ])
