@@ -69,7 +69,8 @@ class Collector:
         self.bot_side_mode = cfg.get("collect_bot_side", "random")
         if self.bot_side_mode not in _BOT_SIDE_MODES:
             raise ValueError(f"collect_bot_side must be one of {_BOT_SIDE_MODES}, got {self.bot_side_mode!r}")
-        bot_moves = cfg.get("collect_bot_temperature_moves", None)
+        self.bot_temperature_moves = cfg.get("collect_bot_temperature_moves", None)
+        bot_moves = self.bot_temperature_moves
         if bot_moves is not None and (isinstance(bot_moves, bool) or not isinstance(bot_moves, (int, np.integer))):
             raise ValueError(f"collect_bot_temperature_moves must be None or an int (plies), got {bot_moves!r}")
         # 'adaptive': the policy's recent non-win rate against the bot as first / second player (an average over
@@ -99,10 +100,9 @@ class Collector:
 
     def _temperature_moves(self, bot_side: np.ndarray) -> Optional[np.ndarray]:
         """Per-game ``temperature_moves``: ``collect_bot_temperature_moves`` in bot games where it is set."""
-        bot_moves = self.cfg.get("collect_bot_temperature_moves", None)
-        if bot_moves is None:
+        if self.bot_temperature_moves is None:
             return None
-        return np.where(bot_side >= 0, int(bot_moves), int(self.cfg.temperature_moves))
+        return np.where(bot_side >= 0, int(self.bot_temperature_moves), int(self.cfg.temperature_moves))
 
     def _update_bot_sides(self, results: List[float], sides: List[int]) -> Dict[str, float]:
         """Fold one collect's bot-game results into the per-side non-win rates; their per-side statistics."""

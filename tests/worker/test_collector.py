@@ -58,14 +58,19 @@ def test_puct_plays_the_most_visited_move_after_n_plies():
     assert len(first_moves) > 1, "the first plies must still be sampled"
 
 
-def _bot_collect(n_episode=8, **overrides):
+def _perturbed_parts(**overrides):
+    """Tic-tac-toe Gumbel MuZero components with a seeded, perturbed (so decisive) random network."""
     parts = build_components(compile_config(*tiny_config("gumbel_muzero", random_opening_plies=0,
                                                          symmetry_augmentation=False, **overrides), seed=0))
     torch.manual_seed(0)
     with torch.no_grad():
         for p in parts["policy"].model.parameters():
             p.add_(0.1 * torch.randn_like(p))
-    segments, stats = parts["collector"].collect(n_episode=n_episode)
+    return parts
+
+
+def _bot_collect(n_episode=8, **overrides):
+    segments, stats = _perturbed_parts(**overrides)["collector"].collect(n_episode=n_episode)
     return [seg.to_arrays() for seg in segments], stats
 
 
@@ -142,8 +147,6 @@ def test_collect_bot_side_adaptive_plays_more_where_the_policy_wins_less():
 
 def _policy_moves(games):
     """For each position the policy moved in (the bot is the only optimal side), the set of moves it played."""
-    from zoo.bots import optimal_moves
-
     moves = {}
     for arr in games:
         venv = BoardVectorEnv("tictactoe", 1)
@@ -165,15 +168,10 @@ def test_collect_bot_temperature_moves_zero_plays_the_evaluation_move():
     assert any(len(m) > 1 for m in sampled.values()), "with temperature the policy varies its move somewhere"
     assert all(len(m) == 1 for m in greedy.values()), "greedy from ply 0: one move per position"
     # and it is the evaluation search's move
-    parts = build_components(compile_config(*tiny_config("gumbel_muzero", random_opening_plies=0,
-                                                         symmetry_augmentation=False), seed=0))
-    torch.manual_seed(0)
-    with torch.no_grad():
-        for p in parts["policy"].model.parameters():
-            p.add_(0.1 * torch.randn_like(p))
+    policy = _perturbed_parts()["policy"]
     venv = BoardVectorEnv("tictactoe", 1)
     venv.reset()
-    out = parts["policy"].act(venv, np.array([0]), np.random.default_rng(0), mode="eval")
+    out = policy.act(venv, np.array([0]), np.random.default_rng(0), mode="eval")
     assert greedy[venv.states[0].tobytes()] == {int(out.action[0])}
 
 
