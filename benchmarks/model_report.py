@@ -68,7 +68,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from lzlite.config import compile_config, load_config_file  # noqa: E402
 from lzlite.entry.loop import build_components  # noqa: E402
 from lzlite.envs.vector import BoardVectorEnv  # noqa: E402
-from lzlite.registry import ENV_REGISTRY  # noqa: E402
 from lzlite.worker.checkpoint import load_checkpoint  # noqa: E402
 from lzlite.worker.metrics import graded_positions  # noqa: E402
 
@@ -99,17 +98,17 @@ def report(model: torch.nn.Module, game: str) -> dict:
             q_real = np.full(legal.shape, -np.inf)
             through = np.zeros(legal.shape)  # value of the latent after each move, through the dynamics
             real = np.zeros(legal.shape)  # value of the real position after it (0 where the move ends the game)
-            rewards = venv.action_rewards(rows)
-            next_observations = ENV_REGISTRY.get(game).next_observations
             for a in range(legal.shape[1]):
                 nxt = model.recurrent_inference(root.latent_state, torch.full((len(states),), a, dtype=torch.int64))
                 through[:, a] = model.value_to_scalar(nxt.value).numpy().reshape(-1)
                 q[:, a] = model.to_scalar(nxt.reward).numpy().reshape(-1) - through[:, a]
                 sel = np.flatnonzero(legal[:, a])
-                after_obs, after_legal = next_observations(obs[sel], torch.full((len(sel),), a, dtype=torch.int64))
+                after = np.ascontiguousarray(venv.states[sel])  # a copy, played on by the game core
+                reward, done = venv.game.step(after, np.full(len(sel), a, dtype=np.int32))
+                after_obs = torch.as_tensor(venv.game.observe(after))
                 v = model.value_to_scalar(model.initial_inference(after_obs).value).numpy().reshape(-1)
-                real[sel, a] = np.where((rewards[sel, a] != 0) | ~after_legal.any(-1).numpy(), 0.0, v)
-                q_real[sel, a] = rewards[sel, a] - real[sel, a]
+                real[sel, a] = np.where(done, 0.0, v)
+                q_real[sel, a] = reward - real[sel, a]
             q[~legal], q_real[~legal] = -np.inf, -np.inf
             out["lookahead"] = float(optimal[rows, q.argmax(1)].mean())
             out["lookahead_real"] = float(optimal[rows, q_real.argmax(1)].mean())

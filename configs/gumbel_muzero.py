@@ -1,4 +1,4 @@
-"""Gumbel MuZero base config: MuZero's (configs/muzero.py) with the Gumbel root.
+"""Gumbel MuZero base config: MuZero's (configs/muzero.py) with the Gumbel root (the policy's default).
 
 zoo/<game>/gumbel_muzero_config.py files derive from the game's muzero_config.py the same way.
 """
@@ -6,14 +6,6 @@ from lzlite.config import extend_base
 
 main_config, create_config = extend_base(
     "muzero",
-    dict(
-        policy=dict(
-            search_rule="gumbel",
-            num_simulations=16,
-            max_num_considered_actions=16,
-            c_visit=50.0,
-            c_scale=0.1,
-        ),
-    ),
+    dict(policy=dict(num_simulations=16)),  # sequential halving needs fewer simulations than PUCT
     dict(policy=dict(type="gumbel_muzero")),
 )

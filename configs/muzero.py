@@ -1,22 +1,8 @@
-"""MuZero base config: zoo/<game>/muzero_config.py extends it (lzlite.config.extend_base)."""
-main_config = dict(
-    policy=dict(
-        search_rule="puct",
-        num_simulations=25,
-        num_unroll_steps=5,
-        td_steps=9,
-        optim_type="AdamW",
-        learning_rate=0.003,
-        weight_decay=0.0001,
-        grad_clip_value=0.5,
-        batch_size=256,
-        replay_ratio=0.25,
-        replay_buffer_size=20000,
-        value_loss_weight=0.25,
-        reward_loss_weight=1.0,
-        policy_loss_weight=1.0,
-        target_update_freq=100,
-        fixed_temperature_value=1.0,
-    ),
-)
+"""MuZero base config: zoo/<game>/muzero_config.py extends it (lzlite.config.extend_base).
+
+MuZero's hyperparameters are the defaults of the components that read them (the policy, its model, the
+collector, replay buffer, evaluator and learner: see their ``default_config()``); a base config holds only
+an algorithm's deviations from them, and MuZero has none.
+"""
+main_config = dict(policy=dict())
 create_config = dict(policy=dict(type="muzero"))

@@ -8,6 +8,7 @@ import pytest
 from easydict import EasyDict
 
 from lzlite.config import ConfigError, compile_config, load_config_file, merge_strict
+from lzlite.policy import Policy
 from lzlite.registry import ENV_REGISTRY, POLICY_REGISTRY, Registry, RegistryError
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -19,15 +20,19 @@ class _DummyEnv:
         return EasyDict(dict(board_size=3, battle_mode="self_play_mode", manager=dict(shared_memory=False)))
 
 
-class _DummyPolicy:
+class _DummyPolicy(Policy):
+    """A policy with a few keys of its own; the composed section adds the default components' keys (batch_size and
+    use_priority from the buffer, learning_rate from the learner, ...)."""
+
     entry = "train_muzero"
 
-    @staticmethod
-    def default_config():
-        return EasyDict(dict(
-            learning_rate=0.003, batch_size=64, use_priority=False, num_simulations=25,
-            model=dict(num_channels=32, observation_shape=[3, 3, 3]), kwargs=dict(),
-        ))
+    @classmethod
+    def default_config(cls):
+        return EasyDict(dict(num_simulations=25, model=cls.default_model_config(), kwargs=dict()))
+
+    @classmethod
+    def default_model_config(cls, model_type=None):
+        return EasyDict(dict(num_channels=32, observation_shape=[3, 3, 3]))
 
 
 ENV_REGISTRY.register("_test_env")(_DummyEnv)
@@ -74,6 +79,54 @@ def test_wrong_type_names_expected_type(user, expected):
         compile_config(user, CREATE)
 
 
+def test_the_policy_section_composes_each_components_defaults_once():
+    from lzlite.registry import BUFFER_REGISTRY, COLLECTOR_REGISTRY, EVALUATOR_REGISTRY, LEARNER_REGISTRY
+
+    main = dict(policy=dict(model=dict(observation_shape=[3, 3, 3], action_space_size=9)))
+    cfg = compile_config(main, dict(env=dict(type="tictactoe"), policy=dict(type="muzero")))
+    parts = [POLICY_REGISTRY.get("muzero").default_config(), COLLECTOR_REGISTRY.get("episode_collector").default_config(),
+             BUFFER_REGISTRY.get("game_buffer").default_config(), EVALUATOR_REGISTRY.get("bot_evaluator").default_config(),
+             LEARNER_REGISTRY.get("base_learner").default_config()]
+    keys = [k for part in parts for k in part if k not in ("value_sign", "unroll_fields")]  # the loop wires those
+    assert len(keys) == len(set(keys)), "a key declared by two components"
+    assert sorted(cfg.policy) == sorted(keys)
+    assert cfg.policy.td_steps == BUFFER_REGISTRY.get("game_buffer").default_config().td_steps
+    # the model section holds the chosen model class's keys only (the conv net's, not the MLP's)
+    assert "latent_state_dim" not in cfg.policy.model and "num_res_blocks" in cfg.policy.model
+    # a component named in create_config brings its own keys, which other configs do not offer
+    with pytest.raises(ConfigError, match="reanalyze_weight_decay"):
+        compile_config(dict(policy=dict(reanalyze_weight_decay=0.5)), dict(env=dict(type="tictactoe"),
+                                                                           policy=dict(type="muzero")))
+    cfg = compile_config(dict(policy=dict(reanalyze_weight_decay=0.25)), dict(
+        env=dict(type="tictactoe"), policy=dict(type="muzero"), replay_buffer=dict(type="unizero_buffer")))
+    assert cfg.policy.reanalyze_weight_decay == 0.25
+
+
+def test_a_key_declared_by_two_components_is_an_error():
+    class Clash(Policy):
+        @classmethod
+        def default_config(cls):
+            return EasyDict(dict(td_steps=3))  # the buffer's key
+
+    POLICY_REGISTRY.register("_test_clash")(Clash)
+    with pytest.raises(ConfigError, match="'policy.td_steps' is declared by both policy '_test_clash' and "
+                                          "replay_buffer 'game_buffer'"):
+        compile_config(dict(), dict(env=dict(type="tictactoe"), policy=dict(type="_test_clash")))
+
+
+def test_an_alphazero_config_offers_no_muzero_keys():
+    create = dict(env=dict(type="tictactoe"), policy=dict(type="alphazero"))
+    for key in ("reward_loss_weight", "ssl_loss_weight", "num_unroll_steps", "reanalyze_ratio"):
+        assert key not in POLICY_REGISTRY.get("alphazero").default_config()
+    for key in ("reward_loss_weight", "ssl_loss_weight"):
+        with pytest.raises(ConfigError, match=f"unknown config key 'main_config.policy.{key}'"):
+            compile_config(dict(policy={key: 1.0}), create)
+    with pytest.raises(ConfigError, match="policy 'alphazero' fixes it to 0, got 5"):
+        compile_config(dict(policy=dict(num_unroll_steps=5)), create)
+    cfg = compile_config(dict(policy=dict(num_unroll_steps=0)), create)  # a resolved config.py restates it
+    assert cfg.policy.num_unroll_steps == 0 and cfg.policy.reanalyze_ratio == 0.0
+
+
 def test_int_widens_to_float_and_open_dicts_accept_anything():
     cfg = compile_config(dict(policy=dict(learning_rate=1, kwargs=dict(anything=[1, 2]))), CREATE)
     assert isinstance(cfg.policy.learning_rate, float) and cfg.policy.kwargs.anything == [1, 2]
@@ -107,15 +160,16 @@ def test_registry_duplicate_and_lookup():
 def test_import_names_registers_user_module(tmp_path, monkeypatch):
     mod = tmp_path / "my_user_policy_mod.py"
     mod.write_text(textwrap.dedent("""
-        from easydict import EasyDict
+        from lzlite.policy import MuZeroPolicy
         from lzlite.registry import POLICY_REGISTRY
 
         @POLICY_REGISTRY.register('_user_policy_from_file')
-        class UserPolicy:
-            entry = 'train_muzero'
-            @staticmethod
-            def default_config():
-                return EasyDict(dict(alpha=1.0))
+        class UserPolicy(MuZeroPolicy):
+            @classmethod
+            def default_config(cls):
+                cfg = super().default_config()
+                cfg.alpha = 1.0
+                return cfg
     """))
     monkeypatch.syspath_prepend(str(tmp_path))
     cfg = compile_config(
@@ -123,6 +177,9 @@ def test_import_names_registers_user_module(tmp_path, monkeypatch):
         dict(env=dict(type="_test_env"), policy=dict(type="_user_policy_from_file", import_names=["my_user_policy_mod"])),
     )
     assert cfg.policy.alpha == 2.0
+    POLICY_REGISTRY.register("_not_a_policy")(_DummyEnv)
+    with pytest.raises(ConfigError, match="must subclass lzlite.policy.Policy"):
+        compile_config(dict(), dict(env=dict(type="_test_env"), policy=dict(type="_not_a_policy")))
     with pytest.raises(ConfigError, match="cannot be imported"):
         compile_config(dict(), dict(env=dict(type="_test_env"), policy=dict(type="x", import_names=["no_such_mod_zz"])))
 
@@ -188,4 +245,6 @@ def test_every_shipped_config_compiles(path):
     name = os.path.basename(path)[: -len(".py")]
     if name.startswith("gumbel_"):  # configs/gumbel_<algo>.py, zoo/<game>/gumbel_<algo>_config.py
         algo = name[: -len("_config")] if name.endswith("_config") else name
-        assert cfg.policy.search_rule == "gumbel" and cfg.create.policy.type == algo
+        # the algorithm, or a registered subclass of it (Connect Four's grounded Gumbel MuZero)
+        assert cfg.policy.search_rule == "gumbel"
+        assert issubclass(POLICY_REGISTRY.get(cfg.create.policy.type), POLICY_REGISTRY.get(algo))

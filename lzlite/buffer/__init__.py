@@ -1,5 +1,5 @@
 """Replay: GameSegment (collector output), uniform / prioritized buffers and vectorised targets."""
-from lzlite.buffer.game_segment import GameSegment, SegmentArrays
+from lzlite.buffer.game_segment import GameSegment, SegmentArrays, StepField
 from lzlite.buffer.replay import Batch, PrioritizedReplayBuffer, ReanalyzeFn, ReplayBuffer
 from lzlite.buffer.sum_tree import SumTree
 from lzlite.buffer.targets import bootstrap_positions, gather_unrolled, nstep_value_targets, unroll_positions
@@ -7,6 +7,7 @@ from lzlite.buffer.targets import bootstrap_positions, gather_unrolled, nstep_va
 __all__ = [
     "GameSegment",
     "SegmentArrays",
+    "StepField",
     "Batch",
     "ReplayBuffer",
     "PrioritizedReplayBuffer",

@@ -9,20 +9,25 @@ A symmetry g is a permutation of the H x W cells, ``cell_perms[g]``, read as a g
 board holds at cell p what the original held at cell ``cell_perms[g][p]``; ``action_perms[g]`` does the
 same for the action space (equal to the cell permutation where an action is a cell, a column permutation
 for Connect Four). Env classes name their group with a ``symmetry`` class attribute.
+
+Besides the standard Batch fields, the per-step fields a policy declared (``Batch.unrolled``, described by
+``StepField``s) are transformed as their declarations say.
 """
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 import numpy as np
+
+from lzlite.buffer.game_segment import StepField
 
 __all__ = ["SymmetryAugmenter", "board_symmetries"]
 
 # Batch fields holding observations [..., C, H, W], actions [..., ] and per-action arrays [..., A].
-_OBS_FIELDS = ("obs", "obs_unroll", "obs_seq")
+_OBS_FIELDS = ("obs", "obs_seq")
 _ACTION_FIELDS = ("actions",)
-_PER_ACTION_FIELDS = ("target_policy", "legal_mask", "target_action_reward")
+_PER_ACTION_FIELDS = ("target_policy", "legal_mask")
 
 
 def board_symmetries(kind: str, height: int, width: int, num_actions: int) -> tuple[np.ndarray, np.ndarray]:
@@ -58,9 +63,12 @@ class SymmetryAugmenter:
     Args:
         cell_perms: int [G, H*W] gather permutations of the board cells (see the module docstring).
         action_perms: int [G, A] gather permutations of the action space.
+        fields: how to transform each field of ``Batch.unrolled`` (a policy's ``step_fields``).
     """
 
-    def __init__(self, cell_perms: np.ndarray, action_perms: np.ndarray) -> None:
+    def __init__(self, cell_perms: np.ndarray, action_perms: np.ndarray,
+                 fields: Optional[Mapping[str, StepField]] = None) -> None:
+        self.fields = dict(fields or {})
         self.cell_perms = np.asarray(cell_perms, dtype=np.int64)
         self.action_perms = np.asarray(action_perms, dtype=np.int64)
         if self.cell_perms.ndim != 2 or self.action_perms.ndim != 2 or len(self.cell_perms) != len(self.action_perms):
@@ -72,7 +80,8 @@ class SymmetryAugmenter:
         self.action_dest = np.argsort(self.action_perms, axis=1)
 
     @classmethod
-    def for_env(cls, env_cls: Any, obs_shape: tuple, num_actions: int) -> "SymmetryAugmenter":
+    def for_env(cls, env_cls: Any, obs_shape: tuple, num_actions: int,
+                fields: Optional[Mapping[str, StepField]] = None) -> "SymmetryAugmenter":
         """The augmenter of an env class's ``symmetry`` ('dihedral' / 'mirror'); a clear error if it has none."""
         kind: Optional[str] = getattr(env_cls, "symmetry", None)
         if kind is None:
@@ -80,7 +89,7 @@ class SymmetryAugmenter:
                              f"symmetry (class attribute `symmetry`); set symmetry_augmentation=False")
         if len(obs_shape) != 3:
             raise ValueError(f"symmetry augmentation needs [C, H, W] observations, got shape {tuple(obs_shape)}")
-        return cls(*board_symmetries(kind, int(obs_shape[1]), int(obs_shape[2]), int(num_actions)))
+        return cls(*board_symmetries(kind, int(obs_shape[1]), int(obs_shape[2]), int(num_actions)), fields=fields)
 
     @property
     def num_symmetries(self) -> int:
@@ -92,25 +101,44 @@ class SymmetryAugmenter:
         g = rng.integers(0, self.num_symmetries, B) if g is None else np.asarray(g, dtype=np.int64)
         changes = {}
         cells = self.cell_perms[g]  # [B, H*W]
+        acts = self.action_perms[g]  # [B, A]
         for name in _OBS_FIELDS:
             x = getattr(batch, name, None)
-            if x is None:
-                continue
-            flat = x.reshape(*x.shape[:-2], -1)  # [B, ..., C, H*W]
-            idx = cells.reshape(B, *([1] * (flat.ndim - 2)), -1)
-            changes[name] = np.take_along_axis(flat, idx, axis=-1).reshape(x.shape)
+            if x is not None:
+                changes[name] = _move_cells(x, cells)
         for name in _ACTION_FIELDS:
             x = getattr(batch, name, None)
             if x is not None:
                 changes[name] = np.take_along_axis(self.action_dest[g], x.reshape(B, -1), axis=1).reshape(x.shape)
-        acts = self.action_perms[g]
         for name in _PER_ACTION_FIELDS:
             x = getattr(batch, name, None)
             if x is not None:
-                idx = acts.reshape(B, *([1] * (x.ndim - 2)), -1)
-                changes[name] = np.take_along_axis(x, idx, axis=-1)
-        x = changes.get("target_action_reward")
-        if x is not None and x.ndim == 4:  # [B, K, 1 + A, A]: row 1 + b (the replies after b) moves with b too
-            rows = np.concatenate([np.zeros((B, 1), acts.dtype), 1 + acts], axis=1)
-            changes["target_action_reward"] = np.take_along_axis(x, rows[:, None, :, None], axis=2)
+                changes[name] = _permute_axis(x, acts, x.ndim - 1)
+        unrolled = dict(getattr(batch, "unrolled", None) or {})
+        for name, spec in self.fields.items():
+            x = unrolled.get(name)
+            if x is None:
+                continue
+            if spec.observation:
+                x = _move_cells(x, cells)
+            for axis in spec.action_axes:  # an axis of one step's array; the batch adds [B, K+1] in front
+                x = _permute_axis(x, acts, 2 + axis % (x.ndim - 2))
+            unrolled[name] = x
+        if unrolled:
+            changes["unrolled"] = unrolled
         return dataclasses.replace(batch, **changes)
+
+
+def _move_cells(x: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """Observations x [B, ..., C, H, W] with row b's cells gathered through ``cells[b]`` [H*W]."""
+    flat = x.reshape(*x.shape[:-2], -1)  # [B, ..., C, H*W]
+    idx = cells.reshape(len(cells), *([1] * (flat.ndim - 2)), -1)
+    return np.take_along_axis(flat, idx, axis=-1).reshape(x.shape)
+
+
+def _permute_axis(x: np.ndarray, acts: np.ndarray, axis: int) -> np.ndarray:
+    """x [B, ...] with its action axis ``axis`` gathered through row b's permutation ``acts[b]`` [A]."""
+    shape = [1] * x.ndim
+    shape[0], shape[axis] = len(acts), acts.shape[1]
+    idx = np.broadcast_to(acts.reshape(shape), x.shape[:axis] + (acts.shape[1],) + x.shape[axis + 1:])
+    return np.take_along_axis(x, idx, axis=axis)

@@ -10,9 +10,8 @@ A segment of L steps holds, for every step t (the position *before* the move at 
     root_value  [L]      float32 search value at t, from the view of the player to move
     policy      [L, A]   float32 policy target at t (visit distribution or improved policy)
     predicted_value [L]  float32 optional network value at t (for priorities / diagnostics)
-    action_reward [L, A] or [L, 1 + A, A] float32 optional: the reward every legal action would have given
-                         at t (0 if illegal); in the [1 + A, A] form row 1 + b also holds the reward of each
-                         opponent reply after action b (``VectorEnv.reply_rewards``)
+    extras      {name: [L, *shape] float32}  the per-step records a policy declared (``Policy.step_fields``)
+                and the collector took from ``Policy.record_step``; the same names and shapes at every step
 
 and, once closed, the state reached after its last move:
 
@@ -25,12 +24,29 @@ The collector calls ``append`` once per move and ``close`` once; the buffer read
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
-__all__ = ["GameSegment", "SegmentArrays"]
+__all__ = ["GameSegment", "SegmentArrays", "StepField"]
+
+
+@dataclass(frozen=True)
+class StepField:
+    """How the buffer gathers and augments one per-step field that a policy's loss reads (``Policy.step_fields``).
+
+    The buffer returns the field at the unrolled positions t..t+K of each sampled row (``Batch.unrolled``);
+    symmetry augmentation transforms it as declared here.
+
+    Attributes:
+        observation: the field is an observation [C, H, W]: board symmetries move its cells like ``Batch.obs``.
+        action_axes: axes of one step's array that run over the action space: board symmetries permute them
+            like the policy target's.
+    """
+
+    observation: bool = False
+    action_axes: Tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -48,7 +64,7 @@ class SegmentArrays:
     final_obs: Optional[np.ndarray]  # [*obs_shape], or None
     done: bool
     bootstrap_value: float
-    action_reward: Optional[np.ndarray] = None  # [L, A] or [L, 1 + A, A] float32, or None when never given
+    extras: Dict[str, np.ndarray] = field(default_factory=dict)  # name -> [L, *shape] float32
 
     def __len__(self) -> int:
         return int(self.action.shape[0])
@@ -88,7 +104,7 @@ class GameSegment:
         self._root_value: List[float] = []
         self._policy: List[np.ndarray] = []
         self._pred: List[Optional[float]] = []
-        self._action_reward: List[np.ndarray] = []
+        self._extras: Dict[str, List[np.ndarray]] = {}
         self._obs_shape: Optional[Tuple[int, ...]] = None
         self._obs_dtype: Optional[np.dtype] = None
         self.final_obs: Optional[np.ndarray] = None
@@ -115,7 +131,7 @@ class GameSegment:
         root_value: float,
         policy: Any,
         predicted_value: Optional[float] = None,
-        action_reward: Any = None,
+        extras: Optional[Mapping[str, Any]] = None,
     ) -> None:
         """Record one move: the position before it, the move, its reward and the search results.
 
@@ -128,9 +144,8 @@ class GameSegment:
             root_value: search value at t from the view of the player to move.
             policy: [A] policy target (non-negative; typically the visit distribution).
             predicted_value: optional network value at t.
-            action_reward: optional [A] reward each legal action would give its mover at t (0 for illegal
-                ones), or [1 + A, A] with the opponent's replies after each action in rows 1 + b; give it
-                at every step of a segment, in one shape, or at none.
+            extras: optional per-step records of a policy (``Policy.record_step``): name -> finite array;
+                the same names and shapes at every step of a segment.
         """
         if self.closed:
             raise ValueError("append() on a closed GameSegment; start a new segment for the next game")
@@ -166,14 +181,15 @@ class GameSegment:
             raise ValueError(f"step {step}: action {a} is outside [0, {A})")
         if not mask[a]:
             raise ValueError(f"step {step}: action {a} is illegal under legal_mask {np.flatnonzero(mask).tolist()}")
-        if step > 0 and (action_reward is not None) != (len(self._action_reward) == step):
-            raise ValueError(f"step {step}: action_reward must be given at every step of a segment or at none")
-        if action_reward is not None:
-            ar = np.asarray(action_reward, dtype=np.float32)
-            want = self._action_reward[0].shape if self._action_reward else None
-            if ar.shape not in ((A,), (1 + A, A)) or (want is not None and ar.shape != want) or not np.all(np.isfinite(ar)):
-                raise ValueError(f"step {step}: action_reward must be a finite array of shape "
-                                 f"{want or f'({A},) or ({1 + A}, {A})'}, got shape {ar.shape}: {ar}")
+        records = {name: np.asarray(x, dtype=np.float32) for name, x in (extras or {}).items()}
+        if step > 0 and sorted(records) != sorted(self._extras):
+            raise ValueError(f"step {step}: extras {sorted(records)}, but earlier steps had {sorted(self._extras)}; "
+                             f"give the same records at every step of a segment")
+        for name, x in records.items():
+            want = self._extras[name][0].shape if step > 0 else x.shape
+            if x.shape != want or not np.all(np.isfinite(x)):
+                raise ValueError(f"step {step}: extras[{name!r}] must be a finite array of shape {want} (as at "
+                                 f"step 0), got shape {x.shape}")
         for name, v in (("reward", reward), ("root_value", root_value)):
             if not np.isfinite(v):
                 raise ValueError(f"step {step}: {name} must be finite, got {v!r}")
@@ -185,8 +201,8 @@ class GameSegment:
         self._root_value.append(float(root_value))
         self._policy.append(pi.copy())
         self._pred.append(None if predicted_value is None else float(predicted_value))
-        if action_reward is not None:
-            self._action_reward.append(ar.copy())
+        for name, x in records.items():
+            self._extras.setdefault(name, []).append(x.copy())
 
     def close(self, final_obs: Any = None, *, done: bool, bootstrap_value: Optional[float] = None) -> None:
         """Finish the segment.
@@ -245,7 +261,7 @@ class GameSegment:
                 final_obs=self.final_obs,
                 done=self.done,
                 bootstrap_value=float(self.bootstrap_value),
-                action_reward=np.stack(self._action_reward) if self._action_reward else None,
+                extras={name: np.stack(xs) for name, xs in self._extras.items()},
             )
         return self._frozen
 

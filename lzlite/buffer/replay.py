@@ -13,7 +13,7 @@ Segments longer than the capacity are refused.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -53,10 +53,9 @@ class Batch:
     to_play: np.ndarray  # [Bt, K+1] int64 player to move at t+k (-1 beyond the end / single-player)
     indices: np.ndarray  # [Bt] int64 absolute positions t, for update_priorities
     weights: np.ndarray  # [Bt] float32 importance-sampling weights (1 for uniform sampling)
-    obs_unroll: Optional[np.ndarray] = None  # [Bt, K, *obs_shape] obs at t+1..t+K (return_obs_unroll)
-    # [Bt, K, A] (or [Bt, K, 1 + A, A], see GameSegment) reward each legal action would give at t+k (0: illegal or
-    # beyond the end); only when the segments carry action_reward
-    target_action_reward: Optional[np.ndarray] = None
+    # the fields named in the buffer's ``unroll_fields`` at positions t..t+K: name -> [Bt, K+1, *shape]; beyond the
+    # end they repeat the final state's row (observations: the final observation; a segment's extras: zeros)
+    unrolled: Dict[str, np.ndarray] = field(default_factory=dict)
 
 
 @BUFFER_REGISTRY.register("game_buffer")
@@ -67,22 +66,28 @@ class ReplayBuffer:
         cfg: overrides of ``default_config()`` (unknown keys are errors).
     """
 
+    #: keys the training loop sets from the env and the policy (not offered in a training config)
+    wired_keys = ("value_sign", "unroll_fields")
+
     @classmethod
     def default_config(cls) -> EasyDict:
         return EasyDict(
-            replay_buffer_size=1_000_000,  # capacity in rows: transitions plus one final-state row per segment
-            batch_size=256,  # minibatch size used when sample() is called without one
-            num_unroll_steps=5,  # K: steps unrolled through the dynamics model (0 for AlphaZero)
-            td_steps=5,  # n of the n-step value target (>= the episode length: Monte-Carlo)
-            discount_factor=0.997,  # gamma of the value targets
+            replay_buffer_size=20000,  # capacity in rows: transitions plus one final-state row per segment
+            batch_size=256,  # minibatch size (split across ranks under DDP)
+            num_unroll_steps=5,  # K: steps unrolled through the dynamics model (MuZero; AlphaZero fixes 0)
+            td_steps=9,  # n of the n-step value target (>= the episode length: Monte-Carlo)
+            discount_factor=0.997,  # gamma of the value targets and of the search's backups (board games: 1.0)
             value_sign=1,  # +1 single-player; -1 two-player alternating zero-sum (negate the next value)
             use_priority=False,  # prioritized sampling; needs 'prioritized_game_buffer'
             priority_prob_alpha=0.6,  # sampling probability is proportional to priority ** alpha
             priority_prob_beta=0.4,  # importance-sampling exponent (1 fully corrects the bias)
             priority_epsilon=1e-6,  # floor added to updated priorities so no transition starves
-            reanalyze_ratio=0.0,  # fraction of each batch whose targets reanalyze_fn recomputes
+            reanalyze_ratio=0.0,  # fraction of each batch whose targets the policy's search recomputes (Reanalyse)
             reanalyze_policy=True,  # also recompute the policy targets of reanalysed rows
-            return_obs_unroll=False,  # fill Batch.obs_unroll (obs at t+1..t+K) for a consistency loss
+            # per-step fields returned at the unrolled positions in Batch.unrolled: 'obs' (the stored observations)
+            #  or the name of a record the segments carry in their extras (the training loop sets it from the
+            #  policy's ``step_fields``)
+            unroll_fields=[],
         )
 
     def __init__(self, cfg: Optional[Mapping] = None) -> None:
@@ -109,7 +114,7 @@ class ReplayBuffer:
         self._num_live = 0  # sampleable live rows
         self._max_len = 0  # longest segment stored (bounds the n-step reward window)
         self._obs: Optional[np.ndarray] = None  # allocated on the first push, when shapes are known
-        self._action_reward: Optional[np.ndarray] = None
+        self._extras: Dict[str, np.ndarray] = {}  # name -> [C, *shape] float32: the segments' per-step records
 
     # ------------------------------------------------------------------ storage
     def _allocate(self, seg: SegmentArrays) -> None:
@@ -128,9 +133,8 @@ class ReplayBuffer:
         self._pos = np.full(C, -1, dtype=np.int64)  # absolute position held by the slot (-1: empty)
         self._segment = np.full(C, -1, dtype=np.int64)  # id of the segment the row belongs to
         self._sampleable = np.zeros(C, dtype=np.bool_)  # False for final-state rows and empty slots
-        # per-action rewards, when the collector records them (fixed by the first segment pushed)
-        ar = seg.action_reward
-        self._action_reward = None if ar is None else np.zeros((C,) + ar.shape[1:], dtype=np.float32)
+        # the per-step records of a policy, when the collector takes them (fixed by the first segment pushed)
+        self._extras = {name: np.zeros((C,) + x.shape[1:], dtype=np.float32) for name, x in seg.extras.items()}
 
     def _check_segment(self, i: int, seg: SegmentArrays) -> None:
         if seg.obs.shape[1:] != self.obs_shape or seg.obs.dtype != self._obs.dtype:
@@ -142,14 +146,11 @@ class ReplayBuffer:
             raise ValueError(
                 f"segment {i}: action space {seg.policy.shape[1]} does not match the buffer's {self.action_space_size}"
             )
-        if (seg.action_reward is None) != (self._action_reward is None):
-            raise ValueError(
-                f"segment {i}: {'no' if seg.action_reward is None else 'an'} action_reward, unlike the first segment "
-                f"pushed; every segment of a buffer records per-action rewards or none does"
-            )
-        if seg.action_reward is not None and seg.action_reward.shape[1:] != self._action_reward.shape[1:]:
-            raise ValueError(f"segment {i}: action_reward of shape {seg.action_reward.shape[1:]} per step, but the "
-                             f"first segment pushed had {self._action_reward.shape[1:]}")
+        shapes = {name: x.shape[1:] for name, x in seg.extras.items()}
+        stored = {name: x.shape[1:] for name, x in self._extras.items()}
+        if shapes != stored:
+            raise ValueError(f"segment {i}: extras {shapes} (name: per-step shape), but the first segment pushed had "
+                             f"{stored}; every segment of a buffer carries the same records")
         if len(seg) + 1 > self.capacity:
             raise ValueError(
                 f"segment {i} needs {len(seg) + 1} rows but replay_buffer_size is {self.capacity}; "
@@ -202,9 +203,9 @@ class ReplayBuffer:
         self._policy[slots] = cat([x for f in segs for x in (f.policy, zeros_a)])
         self._legal[slots] = cat([x for f in segs for x in (f.legal_mask, zeros_a.astype(bool))])
         self._to_play[slots] = cat([x for f in segs for x in (f.to_play, [-1])])
-        if self._action_reward is not None:
-            zeros_r = np.zeros((1,) + self._action_reward.shape[1:], np.float32)
-            self._action_reward[slots] = cat([x for f in segs for x in (f.action_reward, zeros_r)])
+        for name, ring in self._extras.items():  # the final-state row of a record: zeros
+            zeros_r = np.zeros((1,) + ring.shape[1:], np.float32)
+            ring[slots] = cat([x for f in segs for x in (f.extras[name], zeros_r)])
         self._end[slots] = np.repeat(seg_end, lens + 1)
         self._pos[slots] = pos
         self._segment[slots] = np.repeat(self._next_segment + np.arange(len(segs)), lens + 1)
@@ -228,6 +229,7 @@ class ReplayBuffer:
             state["obs_shape"] = list(self.obs_shape)
             state["action_space_size"] = self.action_space_size
             state["arrays"] = {k: torch.from_numpy(v.copy()) for k, v in vars(self).items() if isinstance(v, np.ndarray)}
+            state["extras"] = {k: torch.from_numpy(v.copy()) for k, v in self._extras.items()}
         return state
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
@@ -237,6 +239,7 @@ class ReplayBuffer:
         if "arrays" not in state:
             return
         arrays = {k: v.numpy() for k, v in state["arrays"].items()}
+        extras = {k: v.numpy() for k, v in state.get("extras", {}).items()}
         if len(arrays["_pos"]) != self.capacity:
             raise ValueError(f"checkpoint buffer holds {len(arrays['_pos'])} rows but replay_buffer_size is "
                              f"{self.capacity}; resume with the same replay_buffer_size")
@@ -244,6 +247,7 @@ class ReplayBuffer:
         self.action_space_size = int(state["action_space_size"])
         for k, v in arrays.items():
             setattr(self, k, v.copy())
+        self._extras = {k: v.copy() for k, v in extras.items()}
 
     def _on_write(self, slots: np.ndarray, sampleable: np.ndarray) -> None:
         """Hook for subclasses: rows ``slots`` were (over)written."""
@@ -359,11 +363,19 @@ class ReplayBuffer:
             indices=start.copy(),
             weights=weights,
         )
-        if c.return_obs_unroll:
-            batch.obs_unroll = self._obs[ring[:, 1:]]
-        if self._action_reward is not None:
-            batch.target_action_reward = T.gather_unrolled(self._action_reward, pos[:, :K], real_a, 0.0)
+        for name in c.unroll_fields:
+            batch.unrolled[name] = self._field(name)[ring]
         return batch
+
+    def _field(self, name: str) -> np.ndarray:
+        """The ring array [C, ...] of a per-step field named in ``unroll_fields``."""
+        if name == "obs":
+            return self._obs
+        if name not in self._extras:
+            raise ValueError(f"unroll_fields names {name!r}, but the buffer's segments carry no such record (they "
+                             f"carry {sorted(self._extras) or 'none'}): the policy's step_fields must be recorded by "
+                             f"the collector (Policy.record_step)")
+        return self._extras[name]
 
     def _reanalyze(
         self,

@@ -9,6 +9,11 @@ A user config follows LightZero's layout::
 ``compile_config`` looks the named components up in the registries, merges the user's values over
 their ``default_config()`` and rejects every key it does not know (naming its path and the nearest
 valid keys) and every value of the wrong type (naming the expected type).
+
+The ``policy`` section is composed, LightZero-style, from the defaults of every component that reads
+it: the policy, its model (by ``model.model_type``), and the collector, replay buffer, evaluator and
+learner the config trains with. Each key has one default, declared by the one component that reads it;
+a key declared by two is an error.
 """
 from __future__ import annotations
 
@@ -60,6 +65,7 @@ CREATE_DEFAULTS = dict(
     collector=dict(_CREATE_ITEM),  # optional override of the policy's collector (COLLECTOR_REGISTRY)
     evaluator=dict(_CREATE_ITEM),  # optional override of the policy's evaluator (EVALUATOR_REGISTRY)
     replay_buffer=dict(_CREATE_ITEM),  # optional override of the policy's buffer (BUFFER_REGISTRY)
+    learner=dict(_CREATE_ITEM),  # optional override of the learner, default 'base_learner' (LEARNER_REGISTRY)
 )
 
 _NUMBER = (int, float)
@@ -153,6 +159,56 @@ def _component_defaults(reg: _reg.Registry, type_name: Optional[str], role: str)
     return cls, cls.default_config()
 
 
+def _policy_defaults(policy_cls: Any, create: Mapping, main_policy: Any) -> Tuple[EasyDict, dict]:
+    """The composed defaults of a config's ``policy`` section and the keys its policy fixes (see the module
+    docstring). ``main_policy``: the user's policy section (its ``model.model_type`` picks the model's keys)."""
+    if not all(hasattr(policy_cls, name) for name in ("default_model_config", "fixed_config", "collector_type")):
+        raise ConfigError(f"policy '{create.policy.type}' ({policy_cls.__qualname__}) must subclass "
+                          f"lzlite.policy.Policy (its defaults are composed with its components')")
+    model_type = None
+    if isinstance(main_policy, Mapping) and isinstance(main_policy.get("model"), Mapping):
+        model_type = main_policy["model"].get("model_type")
+    if model_type is not None and model_type not in policy_cls.model_classes:
+        raise ConfigError(f"config key 'main_config.policy.model.model_type' must be one of "
+                          f"{sorted(policy_cls.model_classes)} for policy '{create.policy.type}', got {model_type!r}")
+    merged = policy_cls.default_config()
+    merged.model = policy_cls.default_model_config(model_type)
+    owner = {key: f"policy '{create.policy.type}'" for key in merged}
+    fixed = dict(policy_cls.fixed_config)
+    roles = (
+        ("collector", _reg.COLLECTOR_REGISTRY, create.collector.type or policy_cls.collector_type),
+        ("replay_buffer", _reg.BUFFER_REGISTRY, create.replay_buffer.type or policy_cls.buffer_type or "game_buffer"),
+        ("evaluator", _reg.EVALUATOR_REGISTRY, create.evaluator.type or policy_cls.evaluator_type),
+        ("learner", _reg.LEARNER_REGISTRY, create.learner.type or policy_cls.learner_type),
+    )
+    for role, reg, name in roles:
+        cls, defaults = _component_defaults(reg, name, role)
+        wired = set(getattr(cls, "wired_keys", ()))  # set by the training loop, not by a config
+        for key, value in defaults.items():
+            if key in wired or key in fixed:
+                continue
+            if key in owner:
+                raise ConfigError(f"config key 'policy.{key}' is declared by both {owner[key]} and {role} '{name}': "
+                                  f"each key has one default, declared by the component that reads it")
+            merged[key], owner[key] = value, f"{role} '{name}'"
+    return merged, fixed
+
+
+def _take_fixed(user_policy: Any, fixed: dict, policy_type: str) -> Any:
+    """The user's policy section without the keys its policy fixes; restating a fixed value is allowed (a resolved
+    config.py holds it), changing it is an error."""
+    if not fixed or not isinstance(user_policy, Mapping):
+        return user_policy
+    out = dict(user_policy)
+    for key, value in fixed.items():
+        if key in out:
+            given = out.pop(key)
+            if given != value:
+                raise ConfigError(f"config key 'main_config.policy.{key}': policy '{policy_type}' fixes it to "
+                                  f"{value!r}, got {given!r}; remove the key")
+    return out
+
+
 def compile_config(
     main_config: Mapping,
     create_config: Optional[Mapping] = None,
@@ -185,9 +241,12 @@ def compile_config(
             raise ConfigError(f"create_config.{role}: {e}") from None
 
     _, env_defaults = _component_defaults(_reg.ENV_REGISTRY, create.env.type, "env")
-    _, policy_defaults = _component_defaults(_reg.POLICY_REGISTRY, create.policy.type, "policy")
+    policy_cls, _ = _component_defaults(_reg.POLICY_REGISTRY, create.policy.type, "policy")
+    policy_defaults, fixed = _policy_defaults(policy_cls, create, main_config.get("policy"))
     defaults = dict(TOP_LEVEL_DEFAULTS, env=env_defaults, policy=policy_defaults)
+    main_config = dict(main_config, policy=_take_fixed(main_config.get("policy"), fixed, create.policy.type))
     cfg = merge_strict(defaults, main_config, "main_config")
+    cfg.policy.update(fixed)
     if seed is not None:
         cfg.seed = int(seed)
     elif cfg.seed is None:

@@ -51,15 +51,7 @@ def build_components(cfg: Any, model: Optional[torch.nn.Module] = None) -> Dict[
     env_type = cfg.create.env.type
     venv = make_vector_env(cfg.env, env_type, pcfg.collector_env_num, seed=cfg.seed)
     policy = POLICY_REGISTRY.get(cfg.create.policy.type)(pcfg, model=model, value_sign=venv.value_sign)
-    if getattr(policy, "wants_action_rewards", False) and not venv.can_try_actions:
-        raise ConfigError(f"policy.action_reward_loss_weight={pcfg.action_reward_loss_weight} needs an env that can try "
-                          f"every move without playing it; env '{env_type}' cannot: set it to 0")
-    if getattr(policy, "wants_next_observations", False):
-        rule = getattr(ENV_REGISTRY.get(env_type), "next_observations", None)
-        if rule is None:
-            raise ConfigError(f"policy.action_value_loss_weight={pcfg.action_value_loss_weight} needs the env's "
-                              f"next_observations rule (board games have it); env '{env_type}' has none: set it to 0")
-        policy.next_observations = rule
+    fields = policy.step_fields()  # the extra per-step fields its loss reads: recorded, gathered, augmented
     rng = np.random.default_rng([cfg.seed, 1])
     collector_cls = COLLECTOR_REGISTRY.get(cfg.create.collector.type or policy.collector_type)
     collector = collector_cls(policy, venv, pcfg, rng)
@@ -70,11 +62,11 @@ def build_components(cfg: Any, model: Optional[torch.nn.Module] = None) -> Dict[
                    or ("prioritized_game_buffer" if pcfg.use_priority else "game_buffer"))
     buffer_cls = BUFFER_REGISTRY.get(buffer_type)
     bcfg = {k: pcfg[k] for k in buffer_cls.default_config() if k in pcfg}
-    bcfg.update(value_sign=int(venv.value_sign), return_obs_unroll=bool(getattr(policy, "wants_obs_unroll", False)))
+    bcfg.update(value_sign=int(venv.value_sign), unroll_fields=list(fields))
     buffer = buffer_cls(bcfg)
     augment = None
     if pcfg.symmetry_augmentation:
-        augment = SymmetryAugmenter.for_env(ENV_REGISTRY.get(env_type), venv.obs_shape, venv.num_actions)
+        augment = SymmetryAugmenter.for_env(ENV_REGISTRY.get(env_type), venv.obs_shape, venv.num_actions, fields)
     return dict(policy=policy, venv=venv, collector=collector, evaluator=evaluator, buffer=buffer, rng=rng,
                 augment=augment)
 
@@ -232,7 +224,6 @@ def _save(ckpt_dir, policy, learner, collector, buffer, rng, env_steps, best) ->
         rng=dict(sample=rng.bit_generator.state, collect=collector.rng.bit_generator.state,
                  torch=torch.get_rng_state()),
         buffer=buffer.state_dict(),  # so --resume continues exactly, sampling included
-        collector=collector.state_dict(),
     )
     save_checkpoint(os.path.join(ckpt_dir, "last.pt"), state)
 
@@ -264,7 +255,6 @@ def _restore(state, policy, learner, collector, buffer, rng) -> None:
         learner.load_state_dict(state["learner"])
         if "buffer" in state:
             buffer.load_state_dict(state["buffer"])
-        collector.load_state_dict(state.get("collector", {}))  # absent in checkpoints written before it had a state
     except (KeyError, RuntimeError, ValueError) as e:
         raise CheckpointError(f"checkpoint does not match this config/model: {str(e)[:300]}") from None
     rng.bit_generator.state = state["rng"]["sample"]

@@ -41,42 +41,6 @@ class BoardGameEnv(BaseEnv):
     #: board symmetry group the rules are invariant under, for symmetry augmentation
     #: (lzlite/buffer/augment.py): 'dihedral' (8 rotations/reflections), 'mirror' (left-right) or None
     symmetry: Optional[str] = None
-    #: where a move's stone lands: False on the action's cell (action = row * C + col); True at the bottom of
-    #: the action's column (Connect Four); ``next_observations`` follows it
-    gravity: bool = False
-
-    @classmethod
-    def next_observations(cls, obs: "torch.Tensor", actions: "torch.Tensor") -> Tuple["torch.Tensor", "torch.Tensor"]:
-        """The observations after ``actions`` and their legal masks, batched in torch (for a learner's targets).
-
-        Args:
-            obs: [N, 3, R, C] channels-first observations (own stones, opponent stones, to_play plane).
-            actions: [N] int64 legal, non-final moves of the player to move (not checked: an illegal one gives a
-                board the game cannot reach; whether a move wins is the caller's to know, e.g. from
-                ``VectorEnv.action_rewards``).
-
-        Returns:
-            (obs_after [N, 3, R, C] from the opponent's side, legal_after bool [N, R * C] or [N, C]).
-        """
-        import torch
-
-        if obs.dim() != 4 or obs.shape[1] != 3:
-            raise ValueError(f"next_observations: expected channels-first [N, 3, R, C] observations, got {tuple(obs.shape)}")
-        n, _, rows, cols = obs.shape
-        own = obs[:, 0].float().clone()
-        occupied = (obs[:, 0] + obs[:, 1]) > 0
-        ar = torch.arange(n, device=obs.device)
-        if cls.gravity:
-            col = actions.long()
-            row = rows - 1 - occupied[ar, :, col].sum(-1)  # observation rows run top first
-        else:
-            row, col = actions.long() // cols, actions.long() % cols
-        own[ar, row, col] = 1.0
-        after = torch.stack([obs[:, 1].float(), own, 1.0 - obs[:, 2].float()], dim=1)
-        full = (after[:, 0] + after[:, 1]) > 0
-        legal = ~full[:, 0] if cls.gravity else ~full.flatten(1)
-        return after.to(obs.dtype), legal
-
     @classmethod
     def default_config(cls) -> EasyDict:
         return EasyDict(

@@ -36,29 +36,12 @@ class VectorEnv:
     def to_play(self) -> np.ndarray: ...  # int [n] (0/1; -1 for single-player)
     def step(self, actions: np.ndarray, idx: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]: ...
 
-    can_try_actions = False  # action_rewards / reply_rewards work (the env can copy its games' states)
-
-    def action_rewards(self, idx: np.ndarray) -> np.ndarray:
-        """float32 [len(idx), A]: the reward each legal action would give its mover in games ``idx`` (0 for
-        illegal ones), without changing the games. Only envs that can copy their state offer it."""
-        raise NotImplementedError(
-            f"{type(self).__name__} cannot try every action without playing it (action_rewards); "
-            f"set policy.action_reward_loss_weight=0 for this env"
-        )
-
-    def reply_rewards(self, idx: np.ndarray) -> np.ndarray:
-        """float32 [len(idx), 1 + A, A]: row 0 is ``action_rewards``; row 1 + b holds the reward each reply of
-        the opponent would give it after action b (0 where b is illegal or ends the game, or the reply is
-        illegal). Only envs that can copy their state offer it."""
-        return self.action_rewards(idx)
-
 
 class BoardVectorEnv(VectorEnv):
     """n board games of one zoo game, held in a uint8 state array [n, state_bytes]."""
 
     two_player = True
     value_sign = -1.0
-    can_try_actions = True
 
     def __init__(self, game_name: str, num_envs: int) -> None:
         import zoo
@@ -101,39 +84,6 @@ class BoardVectorEnv(VectorEnv):
         self.states[idx] = sub
         self.done[idx] |= done
         return rewards, done
-
-    def _try_each_action(self, states: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Every action tried in every row of ``states`` [m, S]: (legal [m, A], the states after [m * A, S],
-        rewards [m, A], done [m, A]); illegal actions (and every action of a finished game) get reward 0,
-        done False and a copy of the state."""
-        A = self.num_actions
-        legal = self.game.legal_mask(np.ascontiguousarray(states))
-        trial = np.repeat(states, A, axis=0)
-        live = legal.any(axis=1)
-        # an illegal action plays a legal one, masked out after; finished games are not stepped
-        actions = np.where(legal, np.arange(A), legal.argmax(axis=1, keepdims=True)).astype(np.int32)
-        rows = np.repeat(live, A)
-        rewards = np.zeros((len(states), A), np.float32)
-        done = np.zeros((len(states), A), bool)
-        if rows.any():
-            sub = np.ascontiguousarray(trial[rows])
-            r, d = self.game.step(sub, actions[live].reshape(-1))
-            trial[rows] = sub
-            rewards[live], done[live] = r.reshape(-1, A), d.reshape(-1, A)
-        return legal, trial, np.where(legal, rewards, 0.0).astype(np.float32), done & legal
-
-    def action_rewards(self, idx: np.ndarray) -> np.ndarray:
-        return self._try_each_action(self.states[np.asarray(idx, dtype=np.int64)])[2]
-
-    def reply_rewards(self, idx: np.ndarray) -> np.ndarray:
-        idx = np.asarray(idx, dtype=np.int64)
-        A = self.num_actions
-        legal, after, rewards, done = self._try_each_action(self.states[idx])
-        out = np.zeros((len(idx), 1 + A, A), np.float32)
-        out[:, 0] = rewards
-        replies = self._try_each_action(after)[2].reshape(len(idx), A, A)
-        out[:, 1:] = np.where((legal & ~done)[:, :, None], replies, 0.0)  # 0 after illegal and game-ending moves
-        return out
 
     def winner(self) -> np.ndarray:
         return self.game.winner(self.states).astype(np.int64)

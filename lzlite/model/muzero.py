@@ -487,7 +487,7 @@ class MuZeroModelMLP(_MuZeroBase):
         return EasyDict(
             dict(
                 model_type="mlp",  # LightZero's switch; must be 'mlp' here ('conv': use MuZeroModel)
-                observation_shape=4,  # D (an int), or a shape whose product is D (observations are flattened)
+                observation_shape=[4],  # a shape whose product is D (observations are flattened)
                 latent_state_dim=128,  # latent width
                 res_connection_in_dynamics=True,  # next latent = latent + MLP(...), before state_norm
                 **cfg,

@@ -25,17 +25,14 @@ class AlphaZeroPolicy(Policy):
 
     entry = "train_alphazero"
     model_classes = {"conv": "AlphaZeroModel"}
+    # no dynamics model: targets only at the sampled position, and no search to reanalyze them with
+    fixed_config = dict(num_unroll_steps=0, reanalyze_ratio=0.0)
 
     @classmethod
     def default_config(cls) -> EasyDict:
         cfg = super().default_config()
-        cfg.update(dict(
-            num_unroll_steps=0,  # no dynamics model: targets only at the sampled position
-            td_steps=1000,  # longer than any game: the value target is the final outcome
-            discount_factor=1.0,  # board games are undiscounted
-            value_loss_weight=1.0,  # AlphaZero weighs value and policy equally
-            temperature_moves=-1,  # >= 0: sample for the first N plies, then play the most visited move
-        ))
+        cfg.value_loss_weight = 1.0  # weight of the value loss (AlphaZero weighs value and policy equally)
+        cfg.policy_loss_weight = 1.0  # weight of the policy loss
         return cfg
 
     def _hook_make_adapter(self, model: torch.nn.Module, venv: Any) -> Any:

@@ -10,6 +10,11 @@ shares (legal actions only, finite losses, shapes); subclasses override the hook
 - ``_hook_policy_target(out)``: the policy target stored in the buffer for a search output.
 - ``_hook_loss(batch)``: ``(loss, stats, priorities)`` for a sampled batch.
 
+A loss that reads more than the standard targets declares it through ONE seam: ``step_fields()`` names
+the per-step fields it needs at the unrolled positions (``Batch.unrolled``) and how board symmetries
+transform them; ``record_step(venv, idx)`` returns the ones the collector must record at each move
+(any name but ``'obs'``, the observations every segment stores).
+
 The collector, evaluator, buffer and training loop call only the public methods and know nothing of
 algorithm names (../shared/STYLE.md, principle 7).
 """
@@ -23,6 +28,7 @@ import numpy as np
 import torch
 from easydict import EasyDict
 
+from lzlite.buffer.game_segment import StepField
 from lzlite.mcts.search import search as run_search
 
 __all__ = ["Policy", "search_config_from_policy"]
@@ -75,19 +81,28 @@ class Policy:
     entry: str = "train_muzero"
     #: name of the model class in MODEL_REGISTRY, per ``model.model_type``
     model_classes: Dict[str, str] = {}
-    #: default collector (COLLECTOR_REGISTRY) and buffer (BUFFER_REGISTRY; None: uniform or prioritized
-    #: by ``use_priority``); ``create_config.collector/replay_buffer.type`` override them
+    #: default collector (COLLECTOR_REGISTRY), buffer (BUFFER_REGISTRY; None: uniform or prioritized by
+    #: ``use_priority``), evaluator and learner; ``create_config.<role>.type`` overrides each
     collector_type: str = "episode_collector"
     buffer_type: Optional[str] = None
+    evaluator_type: str = "bot_evaluator"
+    learner_type: str = "base_learner"
+    #: keys of those components this algorithm fixes: not offered in its configs (a compiled config holds these
+    #: values; a config may restate them, as a resolved config.py does, but not change them)
+    fixed_config: Dict[str, Any] = {}
 
     @classmethod
     def default_config(cls) -> EasyDict:
-        """Keys shared by every policy (LightZero's names where LightZero has them)."""
+        """The keys every policy reads (LightZero's names where LightZero has them).
+
+        A compiled config's ``policy`` section also holds the keys of the collector, buffer, evaluator and
+        learner it trains with, each declared by that component (``lzlite.config.compile_config``).
+        """
         return EasyDict(dict(
             model=cls.default_model_config(),  # network config; keys of the model class (see lzlite/model)
             cuda=False,  # LightZero compatibility: True means device 'cuda' when `device` is 'auto'
             device="auto",  # 'auto' (cuda when cuda=True and available, else cpu), 'cpu', 'cuda:0', ...
-            env_type="board_games",  # 'board_games' (two-player, value_sign -1) or 'not_board_games'
+            env_type="board_games",  # LightZero compatibility: the env, not this key, says who moves
             action_type="varied_action_space",  # LightZero compatibility; lzlite always uses full-space masks
             num_threads=1,  # torch intra-op threads; small board-game nets run fastest on one (0: torch's default)
             learner_dtype="float32",  # 'float32', 'bfloat16' (autocast the loss's forward, and so its backward) or
@@ -115,75 +130,23 @@ class Policy:
             #  return; AlphaZero/MuZero) or 'chosen_q' (Q of the move the search chose; a Gumbel search spreads
             #  its visits over the considered moves, so its mean is pulled toward the worst of them)
             root_value="mean",
-            discount_factor=0.997,  # reward discount (board games: 1.0)
-            collector_env_num=8,  # games played at once by the collector
-            evaluator_env_num=8,  # games played at once by the evaluator
-            n_episode=8,  # episodes per collect
-            game_segment_length=400,  # max transitions per GameSegment (episodes are cut into segments)
-            update_per_collect=None,  # learner steps per collect; None: transitions x replay_ratio
-            replay_ratio=0.25,  # learner steps per collected transition when update_per_collect is None
-            batch_size=256,  # minibatch size (split across ranks under DDP)
-            optim_type="AdamW",  # 'AdamW', 'Adam' or 'SGD'
-            learning_rate=0.003,  # peak learning rate
-            weight_decay=0.0001,  # decoupled weight decay (AdamW) / L2 (SGD)
-            momentum=0.9,  # SGD momentum
-            lr_schedule="constant",  # 'constant' or 'cosine' (to 10% over max_train_iter, else env steps x replay_ratio)
-            warmup_steps=0,  # linear LR warm-up steps
-            grad_clip_value=0.5,  # global gradient-norm clip
-            target_update_freq=100,  # learner steps between target-network copies
-            replay_buffer_size=10000,  # transitions kept in the replay buffer
-            use_priority=False,  # prioritized replay (sum tree) instead of uniform
-            priority_prob_alpha=0.6,  # prioritized replay exponent alpha
-            priority_prob_beta=0.4,  # importance-sampling exponent beta
-            reanalyze_ratio=0.0,  # fraction of each batch whose bootstrap values are recomputed by search
-            symmetry_augmentation=False,  # train on a random board symmetry of each sampled position (the
-            #                       env's `symmetry`: tictactoe/gomoku 8 rotations+reflections, connect4 mirror)
             value_bootstrap="stored",  # n-step targets bootstrap from: 'stored' (root value at collection) or
             #                  'target_network' (the target net's value, recomputed every minibatch; LightZero's way)
-            num_unroll_steps=5,  # K: dynamics unroll steps in training (0 for AlphaZero)
-            td_steps=9,  # n of the n-step value target
-            value_loss_weight=0.25,  # weight of the value loss
-            policy_loss_weight=1.0,  # weight of the policy loss
-            reward_loss_weight=1.0,  # weight of the reward loss
-            ssl_loss_weight=0.0,  # weight of the latent consistency loss (0 disables it)
             fixed_temperature_value=1.0,  # action-sampling temperature in collection
             manual_temperature_decay=False,  # decay temperature 1 -> 0.5 -> 0.25 over training
             threshold_training_steps_for_final_temperature=100000,  # iters at which the decay ends
-            random_opening_plies=0,  # collection: start each game after U{0..N} random, unrecorded moves
-            temperature_moves=-1,  # >= 0: sample only for the first N plies of a game, then argmax
-            # two-player collection against a zoo bot (LightZero's play_with_bot_mode, mixed with self-play): this
-            #  fraction of each collect's games has `collect_bot` play one side (first or second at random), the
-            #  policy the other; every position is still searched and recorded (the bot's moves with the policy's
-            #  own search target), so the buffer's lines include the bot's replies
-            collect_bot=None,  # None (pure self-play) or a zoo bot kind: 'random', 'rule', 'alpha_beta', 'perfect'
-            collect_bot_fraction=0.0,  # fraction of collected games played against collect_bot
-            collect_bot_depth=4,  # depth of an 'alpha_beta' collect_bot
-            collect_bot_side="random",  # 'random' (either side, even odds) or 'adaptive' (more games where it wins less)
-            collect_bot_temperature_moves=None,  # None: temperature_moves; else its value in bot games (0: greedy)
-            eval_freq=500,  # learner steps between evaluations
-            eval_episodes=20,  # evaluation games per opponent (half as first player, half as second)
-            eval_bots=["rule"],  # zoo bots the evaluator plays against ('random','rule','alpha_beta','perfect')
-            eval_bot_depth=4,  # depth of the alpha-beta eval bot
-            eval_optimal_move_rate=False,  # grade the greedy move on the game's solved positions (tictactoe, connect4)
-            eval_never_lose_check=False,  # count losses over every line of opponent play (tictactoe-sized games)
-            save_ckpt_freq=1000,  # learner steps between checkpoints (and one at the end)
-            # True: each evaluation also writes the weights it scored to ckpt/iteration_<N>.pt (policy, counters and
-            # the eval stats; no buffer or optimizer), which eval / play / model_path load like last.pt
-            # (LightZero keeps iteration_<N>.pth.tar likewise); ckpt/best.pt, the best-scoring one's, is kept either way
-            keep_eval_ckpts=True,
-            learn=dict(learner=dict(hook=dict(save_ckpt_after_iter=1000))),  # LightZero compatibility
         ))
 
     @classmethod
-    def default_model_config(cls) -> EasyDict:
-        """Union of the default configs of the model classes this policy may build."""
+    def default_model_config(cls, model_type: Optional[str] = None) -> EasyDict:
+        """The model section: ``model_type`` (default: the first of ``model_classes``) and its class's keys."""
         from lzlite.registry import MODEL_REGISTRY
 
-        merged = EasyDict(model_type=next(iter(cls.model_classes), "conv"))  # which network: see model_classes
-        for name in cls.model_classes.values():
-            for k, v in MODEL_REGISTRY.get(name).default_config().items():
-                merged.setdefault(k, v)
-        return merged
+        model_type = model_type or next(iter(cls.model_classes), "conv")
+        cfg = EasyDict(model_type=model_type)  # which network: one of model_classes
+        if model_type in cls.model_classes:
+            cfg.update(MODEL_REGISTRY.get(cls.model_classes[model_type]).default_config())
+        return cfg
 
     def __init__(self, cfg: EasyDict, model: Optional[torch.nn.Module] = None, value_sign: float = -1.0) -> None:
         self.cfg = cfg
@@ -301,6 +264,21 @@ class Policy:
     def update_target(self) -> None:
         """Copy the online weights into the target network."""
         self.target_model.load_state_dict(self._unwrap(self.model).state_dict())
+
+    # ------------------------------------------------------- extra per-step records
+    def step_fields(self) -> Dict[str, StepField]:
+        """Per-step fields the loss reads at the unrolled positions t..t+K besides the standard targets.
+
+        The buffer returns each as ``Batch.unrolled[name]`` [Bt, K+1, *shape] and the symmetry augmenter
+        transforms it as its ``StepField`` says. ``'obs'`` names the stored observations; every other name
+        is a record the collector takes from ``record_step`` at each move. Default: none.
+        """
+        return {}
+
+    def record_step(self, venv: Any, idx: np.ndarray) -> Dict[str, np.ndarray]:
+        """The records of ``step_fields`` (all but 'obs') for games ``idx`` of ``venv`` before their move:
+        name -> [len(idx), *shape] float32. Called by the collector at every move; default: none."""
+        return {}
 
     def after_collect(self, buffer: Any, train_iter: int) -> None:
         """Called by the training loop after each collect's segments are pushed (default: nothing)."""

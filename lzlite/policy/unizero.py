@@ -44,14 +44,10 @@ class UniZeroPolicy(Policy):
     @classmethod
     def default_config(cls) -> EasyDict:
         cfg = super().default_config()
-        cfg.game_segment_length = 50  # L: own moves per collected segment (episodes are cut into pieces)
-        cfg.num_segments = 8  # closed segments per collect() call (the segment collector's unit of work)
-        cfg.num_unroll_steps = 10  # K: moves per training segment (train >= the expected search depth)
         cfg.use_kv_cache = True  # search reuses keys/values (one incremental step per simulation)
         cfg.reanalyze_interval = 100  # learner steps between scheduled reanalyzes, run after a collect (0: never)
         cfg.reanalyze_num_segments = 64  # stalest segments refreshed per scheduled reanalyze
         cfg.reanalyze_batch_size = 256  # roots per batched reanalyze search
-        cfg.reanalyze_weight_decay = 0.5  # buffer sampling weight of a segment = decay ** (times reanalyzed)
         return cfg
 
     def __init__(self, cfg: EasyDict, model: Optional[torch.nn.Module] = None, value_sign: float = -1.0) -> None:

@@ -2,8 +2,9 @@
 
 Two-player board games are self-play (both sides use the policy), optionally with a fraction of the
 games against a zoo bot (``collect_bot``); single-player envs just play.
-The collector knows nothing of the algorithm: it asks the policy to ``act`` and for the
-``policy_target`` of each search, and stores what the buffer needs.
+The collector knows nothing of the algorithm: it asks the policy to ``act``, for the ``policy_target``
+of each search and for any extra per-step records it declared (``record_step``), and stores what the
+buffer needs.
 """
 from __future__ import annotations
 
@@ -18,9 +19,6 @@ from lzlite.registry import COLLECTOR_REGISTRY
 
 __all__ = ["Collector"]
 
-
-_BOT_SIDE_MODES = ("random", "adaptive")
-_ADAPTIVE_FLOOR = 0.1  # 'adaptive' keeps at least this weight on each side, so neither is dropped
 
 
 @COLLECTOR_REGISTRY.register("episode_collector")
@@ -37,16 +35,18 @@ class Collector:
     @staticmethod
     def default_config() -> EasyDict:
         return EasyDict(dict(
+            collector_env_num=8,  # games played at once
             n_episode=8,  # episodes per collect() call
             game_segment_length=400,  # max transitions per GameSegment; longer episodes are cut
             random_opening_plies=0,  # each game starts after U{0..N} uniformly random, unrecorded moves
-            collect_bot=None,  # None or a zoo bot kind that plays one side of some games
+            temperature_moves=-1,  # >= 0: sample only for the first N plies of a game, then play the best move
+            # two-player collection against a zoo bot (LightZero's play_with_bot_mode, mixed with self-play): this
+            #  fraction of each collect's games has `collect_bot` play one side (first or second at random), the
+            #  policy the other; every position is still searched and recorded (the bot's moves with the policy's
+            #  own search target), so the buffer's lines include the bot's replies
+            collect_bot=None,  # None (pure self-play) or a zoo bot kind: 'random', 'rule', 'alpha_beta', 'perfect'
             collect_bot_fraction=0.0,  # fraction of the games it plays (its side drawn per game)
             collect_bot_depth=4,  # its depth when it is 'alpha_beta'
-            collect_bot_side="random",  # 'random': the bot takes either side with even odds; 'adaptive': the
-            #  policy plays more bot games on the side it wins less as (odds ~ its recent non-win rate there + 0.1)
-            collect_bot_temperature_moves=None,  # None: temperature_moves; else that value in bot games (0: the
-            #  policy plays its evaluation move, the noise-free search's choice, from the first ply, as against eval bots)
         ))
 
     def __init__(self, policy: Any, venv: Any, cfg: EasyDict, rng: np.random.Generator) -> None:
@@ -66,16 +66,6 @@ class Collector:
             if not hasattr(venv, "game_name"):
                 raise ValueError("collect_bot plays two-player board games; this env is single-player")
             self._new_bot(seed=0)  # an unknown kind fails now (make_bot names the nearest), not at the first collect
-        self.bot_side_mode = cfg.get("collect_bot_side", "random")
-        if self.bot_side_mode not in _BOT_SIDE_MODES:
-            raise ValueError(f"collect_bot_side must be one of {_BOT_SIDE_MODES}, got {self.bot_side_mode!r}")
-        self.bot_temperature_moves = cfg.get("collect_bot_temperature_moves", None)
-        bot_moves = self.bot_temperature_moves
-        if bot_moves is not None and (isinstance(bot_moves, bool) or not isinstance(bot_moves, (int, np.integer))):
-            raise ValueError(f"collect_bot_temperature_moves must be None or an int (plies), got {bot_moves!r}")
-        # 'adaptive': the policy's recent non-win rate against the bot as first / second player (an average over
-        # collects, halving the weight of older ones); part of the collector's state, so --resume replays it
-        self.bot_nonwin = np.array([0.5, 0.5])
 
     def _new_bot(self, seed: int) -> Any:
         from zoo.bots import make_bot
@@ -93,19 +83,11 @@ class Collector:
         """The player (0 / 1) the bot takes in a new game, or -1 for a self-play game."""
         if bot is None or self.rng.random() >= self.bot_fraction:
             return -1
-        if self.bot_side_mode == "random":
-            return int(self.rng.integers(2))
-        weight = self.bot_nonwin + _ADAPTIVE_FLOOR  # prioritised like AlphaStar's PFSP: where the policy wins less
-        return 1 if self.rng.random() < weight[0] / weight.sum() else 0  # the policy first (bot second) or second
+        return int(self.rng.integers(2))
 
-    def _temperature_moves(self, bot_side: np.ndarray) -> Optional[np.ndarray]:
-        """Per-game ``temperature_moves``: ``collect_bot_temperature_moves`` in bot games where it is set."""
-        if self.bot_temperature_moves is None:
-            return None
-        return np.where(bot_side >= 0, int(self.bot_temperature_moves), int(self.cfg.temperature_moves))
-
-    def _update_bot_sides(self, results: List[float], sides: List[int]) -> Dict[str, float]:
-        """Fold one collect's bot-game results into the per-side non-win rates; their per-side statistics."""
+    @staticmethod
+    def _bot_side_stats(results: List[float], sides: List[int]) -> Dict[str, float]:
+        """Per-side statistics of one collect's bot games: games and win rate as first and second player."""
         res, policy_side = np.asarray(results), 1 - np.asarray(sides, dtype=np.int64)
         stats: Dict[str, float] = {}
         for side, name in ((0, "first"), (1, "second")):
@@ -113,17 +95,7 @@ class Collector:
             stats[f"bot_games_as_{name}"] = float(len(mine))
             if len(mine):
                 stats[f"bot_win_as_{name}"] = float((mine > 0).mean())
-                self.bot_nonwin[side] = 0.5 * self.bot_nonwin[side] + 0.5 * float((mine <= 0).mean())
         return stats
-
-    def state_dict(self) -> Dict[str, Any]:
-        return dict(bot_nonwin=self.bot_nonwin.tolist())
-
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
-        nonwin = np.asarray(state.get("bot_nonwin", [0.5, 0.5]), dtype=np.float64)
-        if nonwin.shape != (2,) or not ((nonwin >= 0.0) & (nonwin <= 1.0)).all():
-            raise ValueError(f"collector state: bot_nonwin must be two rates in [0, 1], got {nonwin.tolist()}")
-        self.bot_nonwin = nonwin
 
     def _random_opening(self, idx: np.ndarray) -> None:
         """Play U{0..random_opening_plies} uniformly random legal moves in games ``idx`` (not recorded).
@@ -147,17 +119,14 @@ class Collector:
                 self.venv.reset(active[done])
                 plies[np.isin(idx, active[done])] = 0
 
-    def _search_step(self, idx: np.ndarray, ply: np.ndarray, temperature: float,
-                     moves: Optional[np.ndarray] = None) -> Tuple[Any, np.ndarray, np.ndarray]:
+    def _search_step(self, idx: np.ndarray, ply: np.ndarray, temperature: float) -> Tuple[Any, np.ndarray, np.ndarray]:
         """One batched search for games ``idx`` (at plies ``ply``): (SearchOutput, action [n], policy target [n, A]).
 
         With ``temperature_moves >= 0`` (AlphaZero style) games past that ply play their best move (the
         most visited one under PUCT, the noise-free search's choice under Gumbel; ``Policy.act``).
-        ``moves``: per-game values of ``temperature_moves`` instead (bot games may have their own).
         """
-        if moves is None:
-            moves = np.full(len(idx), int(self.cfg.temperature_moves), dtype=np.int64)
-        kwargs = {"greedy": (moves >= 0) & (ply >= moves)} if (moves >= 0).any() else {}
+        moves = int(self.cfg.temperature_moves)
+        kwargs = {"greedy": ply >= moves} if moves >= 0 else {}
         out = self.policy.act(self.venv, idx, self.rng, mode="collect", temperature=temperature, **kwargs)
         return out, out.action.copy(), self.policy.policy_target(out)
 
@@ -169,7 +138,6 @@ class Collector:
         A = venv.num_actions
         temperature = policy.collect_temperature(train_iter)
         seg_len = self.cfg.game_segment_length
-        record_action_rewards = bool(getattr(policy, "wants_action_rewards", False))
         bot = self._make_bot()
         venv.reset()
         self._random_opening(np.arange(n))
@@ -192,11 +160,11 @@ class Collector:
             obs = venv.observe()[idx]
             legal = venv.legal_mask()[idx]
             to_play = venv.to_play()[idx]
-            out, action, target = self._search_step(idx, ply[idx], temperature, self._temperature_moves(bot_side[idx]))
-            bot_turn = bot_side[idx] == to_play
+            out, action, target = self._search_step(idx, ply[idx], temperature)
+            bot_turn = (bot_side[idx] >= 0) & (bot_side[idx] == to_play)  # single-player envs: to_play is -1 too
             if bot_turn.any():  # the bot moves instead; the policy's search still gives the position's target
                 action[bot_turn] = bot.act_batch(np.ascontiguousarray(venv.states[idx[bot_turn]]))
-            action_reward = policy.record_action_rewards(venv, idx) if record_action_rewards else None
+            records = policy.record_step(venv, idx)  # the policy's extra per-step records: name -> [n, ...]
             rewards, done = venv.step(action, idx)
             steps += len(idx)
             for j, i in enumerate(idx.tolist()):
@@ -207,7 +175,7 @@ class Collector:
                 seg = segs[i]
                 seg.append(obs[j], int(action[j]), float(rewards[j]), int(to_play[j]), legal[j],
                            float(out.root_value[j]), target[j], float(out.predicted_value[j]),
-                           action_reward=None if action_reward is None else action_reward[j])
+                           extras={name: x[j] for name, x in records.items()})
                 ply[i] += 1
                 ret[i] += rewards[j]
                 if done[j]:
@@ -247,5 +215,5 @@ class Collector:
             stats.update(bot_games=float(len(res)),
                          bot_win=float((res > 0).mean()) if len(res) else 0.0,
                          bot_loss=float((res < 0).mean()) if len(res) else 0.0,
-                         **self._update_bot_sides(bot_results, bot_sides))
+                         **self._bot_side_stats(bot_results, bot_sides))
         return finished, stats

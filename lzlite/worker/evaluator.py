@@ -58,11 +58,17 @@ class Evaluator:
     @staticmethod
     def default_config() -> EasyDict:
         return EasyDict(dict(
+            eval_freq=500,  # learner steps between evaluations (and one at the end)
+            evaluator_env_num=8,  # LightZero compatibility: the evaluator plays all eval_episodes at once
             eval_episodes=20,  # games per opponent (half as first player, half as second)
-            eval_bots=["rule"],  # zoo bots to play against
+            eval_bots=["rule"],  # zoo bots to play against ('random', 'rule', 'alpha_beta', 'perfect')
             eval_bot_depth=4,  # alpha-beta depth for the 'alpha_beta' bot
             eval_optimal_move_rate=False,  # grade the greedy move on the game's solved positions (tictactoe, connect4)
             eval_never_lose_check=False,  # count losses over every line of opponent play (small games only)
+            # True: each evaluation also writes the weights it scored to ckpt/iteration_<N>.pt (policy, counters and
+            # the eval stats; no buffer or optimizer), which eval / play / model_path load like last.pt
+            # (LightZero keeps iteration_<N>.pth.tar likewise); ckpt/best.pt, the best-scoring one's, is kept either way
+            keep_eval_ckpts=True,
         ))
 
     def __init__(self, policy: Any, make_venv: Any, cfg: EasyDict, seed: int = 0) -> None:

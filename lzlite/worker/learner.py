@@ -16,7 +16,7 @@ from lzlite.registry import LEARNER_REGISTRY
 __all__ = ["Learner"]
 
 
-@LEARNER_REGISTRY.register("learner")
+@LEARNER_REGISTRY.register("base_learner")
 class Learner:
     """Runs learner steps for a policy.
 
@@ -26,6 +26,25 @@ class Learner:
             lr_schedule, warmup_steps, grad_clip_value, target_update_freq).
         max_train_iter: total planned steps (the cosine schedule decays over it).
     """
+
+    @staticmethod
+    def default_config() -> EasyDict:
+        return EasyDict(dict(
+            update_per_collect=None,  # learner steps per collect; None: transitions x replay_ratio
+            replay_ratio=0.25,  # learner steps per collected transition when update_per_collect is None
+            optim_type="AdamW",  # 'AdamW', 'Adam' or 'SGD'
+            learning_rate=0.003,  # peak learning rate
+            weight_decay=0.0001,  # decoupled weight decay (AdamW) / L2 (SGD)
+            momentum=0.9,  # SGD momentum
+            lr_schedule="constant",  # 'constant' or 'cosine' (to 10% over max_train_iter, else env steps x replay_ratio)
+            warmup_steps=0,  # linear LR warm-up steps
+            grad_clip_value=0.5,  # global gradient-norm clip
+            target_update_freq=100,  # learner steps between target-network copies
+            symmetry_augmentation=False,  # train on a random board symmetry of each sampled position (the
+            #                       env's `symmetry`: tictactoe/gomoku 8 rotations+reflections, connect4 mirror)
+            save_ckpt_freq=1000,  # learner steps between checkpoints (and one at the end)
+            learn=dict(learner=dict(hook=dict(save_ckpt_after_iter=1000))),  # LightZero compatibility
+        ))
 
     def __init__(self, policy: Any, cfg: EasyDict, max_train_iter: int = 100000) -> None:
         self.policy = policy

@@ -47,10 +47,10 @@ class SegmentCollector(Collector):
 
     @staticmethod
     def default_config() -> EasyDict:
-        return EasyDict(dict(
-            game_segment_length=50,  # L: own moves per segment (episodes are cut into pieces of L moves)
-            num_segments=8,  # closed segments returned by one collect() call
-        ))
+        cfg = Collector.default_config()
+        cfg.game_segment_length = 50  # L: own moves per segment (episodes are cut into pieces of L moves)
+        cfg.num_segments = 8  # closed segments returned by one collect() call (its unit of work, not n_episode)
+        return cfg
 
     def __init__(self, policy: Any, venv: Any, cfg: EasyDict, rng: np.random.Generator) -> None:
         super().__init__(policy, venv, cfg, rng)

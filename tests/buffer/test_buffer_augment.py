@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import zoo
-from lzlite.buffer import Batch
+from lzlite.buffer import Batch, StepField
 from lzlite.buffer.augment import SymmetryAugmenter, board_symmetries
 from lzlite.registry import ENV_REGISTRY
 
@@ -12,7 +12,8 @@ GAMES = ["tictactoe", "connect4", "gomoku"]
 
 def _augmenter(game_name):
     g = zoo.make_batch_game(game_name)
-    return SymmetryAugmenter.for_env(ENV_REGISTRY.get(game_name), tuple(g.obs_shape), int(g.num_actions)), g
+    fields = dict(obs=StepField(observation=True), per_move=StepField(action_axes=(-1,)))
+    return SymmetryAugmenter.for_env(ENV_REGISTRY.get(game_name), tuple(g.obs_shape), int(g.num_actions), fields), g
 
 
 def _random_lines(game, n, plies, rng):
@@ -100,14 +101,15 @@ def test_augmented_batch_is_the_transformed_trajectory(game_name):
                   target_reward=rng.random((B, K)).astype(np.float32),
                   target_value=rng.random((B, K + 1)).astype(np.float32), target_policy=policy, legal_mask=legal,
                   to_play=np.zeros((B, K + 1), np.int64), indices=np.arange(B), weights=np.ones(B, np.float32),
-                  obs_unroll=obs[:, 1:].copy())
+                  unrolled=dict(obs=obs.copy(), per_move=policy.copy()))
     g = np.arange(B) % aug.num_symmetries
     out = aug(batch, rng, g=g)
     # replaying the transformed actions from the start reproduces the transformed observations and masks
     states = game.new_states(B)
     for k in range(K + 1):
-        seen = out.obs if k == 0 else out.obs_unroll[:, k - 1]
-        np.testing.assert_array_equal(seen, game.observe(states))
+        np.testing.assert_array_equal(out.unrolled["obs"][:, k], game.observe(states))
+        if k == 0:
+            np.testing.assert_array_equal(out.obs, game.observe(states))
         np.testing.assert_array_equal(out.legal_mask[:, k], game.legal_mask(states))
         if k < K:
             game.step(states, out.actions[:, k].astype(np.int32))
@@ -115,6 +117,8 @@ def test_augmented_batch_is_the_transformed_trajectory(game_name):
     for k in range(K):
         np.testing.assert_array_equal(np.take_along_axis(out.target_policy[:, k], out.actions[:, k:k + 1], 1),
                                       np.take_along_axis(policy[:, k], actions[:, k:k + 1], 1))
+    # a declared per-move field (StepField action_axes) is permuted like the policy target
+    np.testing.assert_array_equal(out.unrolled["per_move"], out.target_policy)
     for name in ("target_value", "target_reward", "weights", "indices", "mask_unroll"):
         np.testing.assert_array_equal(getattr(out, name), getattr(batch, name))
     np.testing.assert_array_equal(batch.obs, obs[:, 0])  # the input batch is not modified

@@ -31,9 +31,9 @@ def _check_batch(batch, episodes, cfg, v_ends=None):
                 if real:
                     assert batch.actions[b, k] == (t + k) % A
                 assert 0 <= batch.actions[b, k] < A
-        if batch.obs_unroll is not None:
-            for k in range(1, K + 1):
-                np.testing.assert_array_equal(batch.obs_unroll[b, k - 1], [seg_id, min(t + k, L)])
+        if "obs" in batch.unrolled:  # the observations at t..t+K, the final one repeated beyond the end
+            for k in range(K + 1):
+                np.testing.assert_array_equal(batch.unrolled["obs"][b, k], [seg_id, min(t + k, L)])
 
 
 @pytest.mark.parametrize("K,n,gamma,sign", [(0, 1, 1.0, 1), (5, 3, 0.9, -1), (3, 50, 1.0, -1), (2, 5, 0.997, 1)])
@@ -41,16 +41,44 @@ def test_targets_match_reference(K, n, gamma, sign):
     rng = np.random.default_rng(0)
     episodes = random_episodes(rng, 20)
     cfg = dict(replay_buffer_size=1000, num_unroll_steps=K, td_steps=n, discount_factor=gamma, value_sign=sign,
-               return_obs_unroll=True)
+               unroll_fields=["obs"])
     buf = ReplayBuffer(cfg)
     buf.push_segments([tagged_segment(i, r, v) for i, (r, v) in enumerate(episodes)])
     assert buf.num_transitions == len(buf) == sum(len(r) for r, _ in episodes)
     assert buf.num_episodes == 20
     for _ in range(5):
         batch = buf.sample(64, rng)
-        assert batch.obs_unroll.shape == (64, K, 2)
+        assert batch.unrolled["obs"].shape == (64, K + 1, 2)
         np.testing.assert_array_equal(batch.weights, 1.0)
         _check_batch(batch, episodes, cfg)
+
+
+def test_extras_are_gathered_along_the_unroll_and_saved():
+    """A policy's per-step records (GameSegment extras) come back at t..t+K, zeros at and beyond the end."""
+    segs = []
+    for seg_id, length in enumerate([3, 5]):
+        seg = GameSegment(A)
+        for t in range(length):
+            seg.append(np.array([seg_id, t], np.float32), t % A, 0.0, t % 2, np.ones(A, bool), 0.0, np.ones(A),
+                       extras={"tag": [seg_id, t + 1.0]})
+        seg.close(None, done=True)
+        segs.append(seg)
+    buf = ReplayBuffer(dict(replay_buffer_size=100, num_unroll_steps=4, td_steps=2, unroll_fields=["tag"]))
+    buf.push_segments(segs)
+    batch = buf.sample(32, np.random.default_rng(0))
+    for b in range(32):
+        seg_id, t = (int(x) for x in batch.obs[b])
+        for k in range(5):
+            want = [seg_id, t + k + 1.0] if t + k < [3, 5][seg_id] else [0.0, 0.0]
+            np.testing.assert_array_equal(batch.unrolled["tag"][b, k], want)
+    other = ReplayBuffer(dict(replay_buffer_size=100, num_unroll_steps=4, td_steps=2, unroll_fields=["tag"]))
+    other.load_state_dict(buf.state_dict())
+    np.testing.assert_array_equal(other.sample(32, np.random.default_rng(0)).unrolled["tag"], batch.unrolled["tag"])
+    plain = GameSegment(A)
+    plain.append(np.zeros(2, np.float32), 0, 0.0, 0, np.ones(A, bool), 0.0, np.ones(A))
+    plain.close(None, done=True)
+    with pytest.raises(ValueError, match="every segment of a buffer carries the same records"):
+        buf.push_segments([plain])
 
 
 def test_cut_segments_bootstrap_value():
@@ -95,7 +123,7 @@ def test_ring_eviction_keeps_targets_right():
     rng = np.random.default_rng(2)
     episodes = random_episodes(rng, 60)
     cfg = dict(replay_buffer_size=53, num_unroll_steps=3, td_steps=4, discount_factor=0.9, value_sign=-1,
-               return_obs_unroll=True)
+               unroll_fields=["obs"])
     buf = ReplayBuffer(cfg)
     for i in range(0, 60, 3):  # several pushes, each wrapping the ring at some point
         buf.push_segments([tagged_segment(j, *episodes[j]) for j in range(i, i + 3)])

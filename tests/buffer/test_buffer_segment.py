@@ -78,3 +78,22 @@ def test_close_errors():
     seg.close(done=True)
     with pytest.raises(ValueError, match="closed"):
         _step(seg, 1)
+
+
+def test_extras_at_every_step_in_one_shape():
+    seg = GameSegment(3)
+    mask = np.ones(3, bool)
+    seg.append(np.zeros(2, np.float32), 0, 0.0, 0, mask, 0.0, np.ones(3), extras={"r": [0, 1, 0]})
+    with pytest.raises(ValueError, match="give the same records at every step"):
+        seg.append(np.zeros(2, np.float32), 1, 0.0, 1, mask, 0.0, np.ones(3))
+    with pytest.raises(ValueError, match=r"extras\['r'\] must be a finite array of shape \(3,\)"):
+        seg.append(np.zeros(2, np.float32), 1, 0.0, 1, mask, 0.0, np.ones(3), extras={"r": [0, 1]})
+    with pytest.raises(ValueError, match="finite"):
+        seg.append(np.zeros(2, np.float32), 1, 0.0, 1, mask, 0.0, np.ones(3), extras={"r": [0, np.nan, 0]})
+    seg.append(np.zeros(2, np.float32), 1, 1.0, 1, mask, 0.0, np.ones(3), extras={"r": [0, 1, 0]})
+    seg.close(None, done=True)
+    np.testing.assert_array_equal(seg.freeze().extras["r"], [[0, 1, 0], [0, 1, 0]])
+    plain = GameSegment(3)
+    plain.append(np.zeros(2, np.float32), 0, 1.0, 0, mask, 0.0, np.ones(3))
+    plain.close(None, done=True)
+    assert plain.freeze().extras == {}

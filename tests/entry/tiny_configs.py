@@ -37,7 +37,13 @@ _UNIZERO_POLICY = dict(
 
 def tiny_config(algo: str, exp_name: str = "tiny", **policy_overrides):
     """[main_config, create_config] for ``algo`` in {'alphazero', 'gumbel_alphazero', 'muzero', 'gumbel_muzero',
-    'rezero', 'unizero'}."""
+    'rezero', 'unizero', 'grounded_gumbel_muzero'} (the last: the Connect Four recipe's subclass, over Gumbel
+    MuZero's base config)."""
+    if algo == "grounded_gumbel_muzero":
+        main, create = tiny_config("gumbel_muzero", exp_name, **policy_overrides)
+        main["policy"]["model"]["observation_decoder"] = True
+        create["policy"] = dict(type=algo, import_names=["zoo.connect4.grounded_muzero"])
+        return [main, create]
     if algo == "unizero":
         policy = dict(copy.deepcopy(_UNIZERO_POLICY), **policy_overrides)
         return list(extend_base(algo, dict(exp_name=exp_name, policy=policy), dict(env=dict(type="tictactoe"))))
@@ -72,27 +78,3 @@ def fit_batch(policy, batch, steps: int, lr: float = 3e-3, sync_target_every: in
         loss.backward()
         opt.step()
     return policy
-
-
-def walk_extra_moves(policy, batch, rule):
-    """The latents a hand computation of the action-value loss visits, position by position (no gradient): for each
-    unrolled step k, ``(k, latent of t+k, off-line latent after the planned extra move, the real observation after
-    that move, latent of t+k+1 along the played line, its stored observation)``. ``rule`` is the env's
-    ``next_observations``; the extra moves are drawn as compute_loss draws them (seed torch the same before both)."""
-    import torch
-
-    from lzlite.policy.muzero import MuZeroPolicy
-
-    K = batch.actions.shape[1]
-    obs = [policy.to_tensor(batch.obs)] + [policy.to_tensor(batch.obs_unroll[:, k]) for k in range(K)]
-    model = policy.model
-    with torch.no_grad():
-        extra = MuZeroPolicy._extra_actions(torch.as_tensor(batch.target_action_reward),
-                                            torch.as_tensor(batch.legal_mask[:, :K]))
-        latent = model.initial_inference(obs[0]).latent_state
-        for k in range(K):
-            after_obs, _ = rule(obs[k], extra[:, k])
-            off_line = model.recurrent_inference(latent, extra[:, k]).latent_state
-            line = model.recurrent_inference(latent, torch.as_tensor(batch.actions[:, k])).latent_state
-            yield k, latent, off_line, after_obs, line, obs[k + 1]
-            latent = line

@@ -35,7 +35,7 @@ def test_ssl_loss_is_the_negative_cosine_to_the_target_latents_and_trains_the_pr
     segments, _ = parts["collector"].collect(n_episode=8)
     buffer.push_segments(segments)
     batch = buffer.sample(32, np.random.default_rng(0))
-    assert batch.obs_unroll.shape[:2] == (32, 3), "the buffer returns the K next observations"
+    assert batch.unrolled["obs"].shape[:2] == (32, 4), "the buffer returns the observations at t..t+K"
     torch.manual_seed(0)
     loss, stats, _ = policy.compute_loss(batch)
     # by hand: -sum_k mask_k * cos(project(unrolled latent_k), target_project(target representation(obs_k)))
@@ -48,7 +48,7 @@ def test_ssl_loss_is_the_negative_cosine_to_the_target_latents_and_trains_the_pr
         want = torch.zeros(32)
         for k in range(1, 4):
             latent = model.recurrent_inference(latent, actions[:, k - 1]).latent_state
-            goal = target.project(target.initial_inference(policy.to_tensor(batch.obs_unroll[:, k - 1])).latent_state,
+            goal = target.project(target.initial_inference(policy.to_tensor(batch.unrolled["obs"][:, k])).latent_state,
                                   with_grad=False)
             want -= mask[:, k] * torch.nn.functional.cosine_similarity(model.project(latent, with_grad=True), goal, dim=-1)
     np.testing.assert_allclose(stats["ssl_loss"], want.mean().item(), rtol=1e-4, atol=1e-6)

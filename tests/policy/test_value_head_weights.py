@@ -1,5 +1,4 @@
-"""The value loss options of MuZero policies: ``model.tanh_value`` (AlphaZero's tanh value head, squared error)
-and ``policy.root_value_loss_weight`` (the sampled position's value loss weighted apart from the unrolled ones)."""
+"""``model.tanh_value`` on MuZero policies: AlphaZero's tanh value head, trained with squared error."""
 from __future__ import annotations
 
 import os
@@ -27,23 +26,9 @@ def _batch(parts, n=96):
     return parts["buffer"].sample(n, np.random.default_rng(0))
 
 
-def test_root_value_weight_adds_only_the_root_term():
-    parts = _parts()
-    policy, batch = parts["policy"], _batch(parts)
-    assert np.all(batch.weights == 1)  # uniform replay: the loss is a plain mean
-    with torch.no_grad():
-        base, stats, _ = policy.compute_loss(batch)  # None: the root weighs value_loss_weight (0.25) too
-        policy.cfg.root_value_loss_weight = 2.0
-        heavier, stats2, _ = policy.compute_loss(batch)
-    root = stats["root_value_loss"]
-    assert root > 0 and stats["value_loss"] > root  # the unrolled positions' terms are counted in value_loss
-    assert stats2 == stats
-    np.testing.assert_allclose(heavier.item() - base.item(), (2.0 - 0.25) * root, rtol=1e-4)
-
-
 @pytest.mark.parametrize("algo", ["muzero", "gumbel_muzero"])
 def test_tanh_value_self_play_and_the_squared_error_fit(algo):
-    parts = _parts(algo, tanh_value=True, root_value_loss_weight=1.0)
+    parts = _parts(algo, tanh_value=True)
     policy, batch = parts["policy"], _batch(parts)  # self-play searched through the tanh head
     model = policy.model
     obs = policy.to_tensor(batch.obs)

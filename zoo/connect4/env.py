@@ -11,4 +11,3 @@ class Connect4Env(BoardGameEnv):
 
     game_name = "connect4"
     symmetry = "mirror"
-    gravity = True
