@@ -17,9 +17,9 @@ from lzlite.buffer.augment import SymmetryAugmenter
 from lzlite.config import ConfigError, compile_config, save_config
 from lzlite.entry.utils import calculate_update_per_collect, set_global_seed
 from lzlite.envs.vector import make_vector_env
-from lzlite.registry import (BUFFER_REGISTRY, COLLECTOR_REGISTRY, ENV_REGISTRY, EVALUATOR_REGISTRY, POLICY_REGISTRY)
+from lzlite.registry import (BUFFER_REGISTRY, COLLECTOR_REGISTRY, ENV_REGISTRY, EVALUATOR_REGISTRY, LEARNER_REGISTRY,
+                             POLICY_REGISTRY)
 from lzlite.worker.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
-from lzlite.worker.learner import Learner
 
 __all__ = ["train", "build_components"]
 
@@ -127,7 +127,8 @@ def train(
     parts = build_components(cfg, model)
     policy, collector, evaluator, buffer = parts["policy"], parts["collector"], parts["evaluator"], parts["buffer"]
     augment = parts["augment"]
-    learner = Learner(policy, cfg.policy, max_train_iter=_schedule_horizon(cfg.policy, max_train_iter, max_env_step))
+    learner_cls = LEARNER_REGISTRY.get(cfg.create.learner.type or "base_learner")
+    learner = learner_cls(policy, cfg.policy, max_train_iter=_schedule_horizon(cfg.policy, max_train_iter, max_env_step))
     if world_size > 1:
         # the whole loss is one DDP forward (MuZero unrolls call model methods, not forward); the
         # policy keeps the raw model for search and checkpoints. Wrapping broadcasts rank 0's weights.
