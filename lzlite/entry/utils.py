@@ -1,7 +1,9 @@
 """Small helpers shared by every entry function: update-per-collect, seeding, run directories.
 
 The DDP helpers that LightZero's ``lzero.entry.utils`` exposes (``is_ddp_enabled``, ``ddp_synchronize``,
-``ddp_all_reduce_sum``) are importable from here too; they live in ``lzlite.distributed.ddp``.
+``ddp_all_reduce_sum``) are importable from here too; they live in ``lzlite.distributed.ddp``. One difference:
+lzlite's ``is_ddp_enabled`` reads torchrun's WORLD_SIZE (true before the process group exists), LightZero's asks
+whether torch.distributed is initialised; the collectives are no-ops until it is, in both.
 """
 from __future__ import annotations
 
