@@ -82,7 +82,7 @@ setup(
         "tensorboard>=2.12",
     ],
     extras_require={
-        "test": ["pytest>=7"],
+        "test": ["pytest>=7", "gymnasium>=0.29"],  # the zoo-config tests run CartPole too
         "gym": ["gymnasium>=0.29"],
         "wandb": ["wandb"],
     },

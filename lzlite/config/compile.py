@@ -63,7 +63,7 @@ CREATE_DEFAULTS = dict(
     policy=dict(_CREATE_ITEM),  # the algorithm (POLICY_REGISTRY)
     env_manager=dict(_CREATE_ITEM),  # accepted for LightZero configs; lzlite steps games in batches itself
     collector=dict(_CREATE_ITEM),  # optional override of the policy's collector (COLLECTOR_REGISTRY)
-    evaluator=dict(_CREATE_ITEM),  # optional override of the policy's evaluator (EVALUATOR_REGISTRY)
+    evaluator=dict(_CREATE_ITEM),  # optional override of the evaluator, default 'bot_evaluator' (EVALUATOR_REGISTRY)
     replay_buffer=dict(_CREATE_ITEM),  # optional override of the policy's buffer (BUFFER_REGISTRY)
     learner=dict(_CREATE_ITEM),  # optional override of the learner, default 'base_learner' (LEARNER_REGISTRY)
 )

@@ -14,6 +14,9 @@ from typing import List, Optional
 
 EXIT_USAGE = 2
 
+# Optional packages -> the setup.py extra that installs each: a run that needs a missing one stops with one line.
+OPTIONAL_EXTRAS = {"gymnasium": "gym"}
+
 _EPILOG = """examples:
   python -m lzlite.entry --cfg zoo/tictactoe/config.py
   python -m lzlite.entry --cfg zoo/connect4/gumbel_muzero_config.py --seed 1 --max-env-step 200000
@@ -69,6 +72,15 @@ def resolve_entry_name(main_config: dict, create_config: dict, override: Optiona
     return entry
 
 
+def missing_optional_package(err: Optional[BaseException]) -> Optional[str]:
+    """The package of ``OPTIONAL_EXTRAS`` whose absence raised ``err`` (or one of its causes), else None."""
+    while err is not None:
+        if isinstance(err, ModuleNotFoundError) and (err.name or "").split(".")[0] in OPTIONAL_EXTRAS:
+            return err.name.split(".")[0]
+        err = err.__cause__ or err.__context__
+    return None
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     from lzlite.config import ConfigError, load_config_file
@@ -97,6 +109,14 @@ def main(argv: Optional[List[str]] = None) -> int:
             sys.stderr.flush()
             sys.stdout.flush()
             os._exit(EXIT_USAGE)
+        return EXIT_USAGE
+    except ImportError as e:
+        package = missing_optional_package(e)
+        if package is None:  # a broken install or a bug: keep the traceback
+            raise
+        extra = OPTIONAL_EXTRAS[package]
+        print(f"lzlite: error: this run needs the optional package '{package}', which is not installed: "
+              f"pip install 'lzlite[{extra}]' (from a checkout: pip install -e \".[{extra}]\")", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("lzlite: interrupted", file=sys.stderr)

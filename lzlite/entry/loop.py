@@ -17,13 +17,15 @@ from lzlite.buffer.augment import SymmetryAugmenter
 from lzlite.config import ConfigError, compile_config, save_config
 from lzlite.entry.utils import calculate_update_per_collect, set_global_seed
 from lzlite.envs.vector import make_vector_env
-from lzlite.registry import (BUFFER_REGISTRY, COLLECTOR_REGISTRY, ENV_REGISTRY, EVALUATOR_REGISTRY, POLICY_REGISTRY)
+from lzlite.registry import (BUFFER_REGISTRY, COLLECTOR_REGISTRY, ENV_REGISTRY, EVALUATOR_REGISTRY, LEARNER_REGISTRY,
+                             POLICY_REGISTRY)
 from lzlite.worker.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
-from lzlite.worker.learner import Learner
 
-__all__ = ["train", "build_components"]
+__all__ = ["train", "build_components", "UNLIMITED"]
 
-_NO_LIMIT = int(1e12)
+# A stop limit at or above this is no limit: LightZero's entry functions default max_train_iter and
+# max_env_step to int(1e10), and its scripts pass that value explicitly.
+UNLIMITED = int(1e10)
 
 
 def _split_input(input_cfg: Any) -> Sequence[dict]:
@@ -32,11 +34,20 @@ def _split_input(input_cfg: Any) -> Sequence[dict]:
     return input_cfg
 
 
+def _stop_limit(given: Optional[int], configured: Optional[int]) -> int:
+    """The argument's limit, else main_config's, else UNLIMITED; None, 0 and values >= UNLIMITED set none."""
+    for value in (given, configured):
+        if value and int(value) < UNLIMITED:
+            return int(value)
+    return UNLIMITED
+
+
 def _schedule_horizon(pcfg: Any, max_train_iter: int, max_env_step: int) -> int:
-    """Learner steps the LR schedule spans: max_train_iter, else max_env_step x replay_ratio."""
-    if max_train_iter < _NO_LIMIT:
+    """Learner steps the LR schedule spans: max_train_iter, else max_env_step x replay_ratio (limits >= UNLIMITED
+    are none)."""
+    if max_train_iter < UNLIMITED:
         return max_train_iter
-    if max_env_step < _NO_LIMIT and pcfg.update_per_collect is None:
+    if max_env_step < UNLIMITED and pcfg.update_per_collect is None:
         return max(1, int(max_env_step * pcfg.replay_ratio))
     if pcfg.lr_schedule != "constant":
         raise ConfigError(f"policy.lr_schedule={pcfg.lr_schedule!r} needs a known number of learner steps: set "
@@ -90,7 +101,8 @@ def train(
         seed: random seed (overrides main_config.seed).
         model: an already-built network to train instead of the config's.
         model_path: a checkpoint whose weights initialise the model.
-        max_train_iter / max_env_step: stop limits (default: main_config's, else unlimited).
+        max_train_iter / max_env_step: stop limits (default: main_config's, else unlimited). None and values
+            >= ``UNLIMITED`` (LightZero's ``int(1e10)``) mean the same: main_config's limit, else none.
         run_dir: where the resolved config, TensorBoard logs and checkpoints go (runs/<exp_name>).
         resume: continue from ``run_dir/ckpt/last.pt`` (weights, optimizer, schedule, counters, RNG).
         device: torch device overriding the config.
@@ -100,8 +112,8 @@ def train(
     cfg = compile_config(main_config, create_config, seed=seed)
     if device is not None:
         cfg.policy.device = device
-    max_train_iter = int(max_train_iter or cfg.max_train_iter or _NO_LIMIT)
-    max_env_step = int(max_env_step or cfg.max_env_step or _NO_LIMIT)
+    max_train_iter = _stop_limit(max_train_iter, cfg.max_train_iter)
+    max_env_step = _stop_limit(max_env_step, cfg.max_env_step)
     run_dir = run_dir or os.path.join("runs", cfg.exp_name)
     ckpt_dir = os.path.join(run_dir, "ckpt")
     from lzlite.distributed import ddp
@@ -119,7 +131,8 @@ def train(
     parts = build_components(cfg, model)
     policy, collector, evaluator, buffer = parts["policy"], parts["collector"], parts["evaluator"], parts["buffer"]
     augment = parts["augment"]
-    learner = Learner(policy, cfg.policy, max_train_iter=_schedule_horizon(cfg.policy, max_train_iter, max_env_step))
+    learner_cls = LEARNER_REGISTRY.get(cfg.create.learner.type or "base_learner")
+    learner = learner_cls(policy, cfg.policy, max_train_iter=_schedule_horizon(cfg.policy, max_train_iter, max_env_step))
     if world_size > 1:
         # the whole loss is one DDP forward (MuZero unrolls call model methods, not forward); the
         # policy keeps the raw model for search and checkpoints. Wrapping broadcasts rank 0's weights.
@@ -143,9 +156,9 @@ def train(
     from lzlite.telemetry.logger import RunLogger
 
     logger = RunLogger(run_dir, enabled=(rank == 0), progress=progress,
-                       total=max_env_step if max_env_step < _NO_LIMIT else max_train_iter,
-                       unit="env steps" if max_env_step < _NO_LIMIT else "iters")
-    logger.update(env_steps if max_env_step < _NO_LIMIT else learner.train_iter)
+                       total=max_env_step if max_env_step < UNLIMITED else max_train_iter,
+                       unit="env steps" if max_env_step < UNLIMITED else "iters")
+    logger.update(env_steps if max_env_step < UNLIMITED else learner.train_iter)
     pcfg = cfg.policy
     last_eval: Dict[str, float] = {}
     t_start = time.perf_counter()
@@ -181,7 +194,7 @@ def train(
         if world_size > 1 and lstats:  # every rank took the same steps, so all hold the same keys
             lstats = ddp.ddp_all_reduce_mean(lstats)
         logger.scalars("learn", lstats, env_steps)
-        logger.update(env_steps if max_env_step < _NO_LIMIT else learner.train_iter,
+        logger.update(env_steps if max_env_step < UNLIMITED else learner.train_iter,
                       dict(iter=learner.train_iter, loss=lstats.get("loss", float("nan")), **_headline(last_eval)))
     if rank == 0:
         last_eval = _evaluate(evaluator, logger, ckpt_dir, policy, learner, env_steps, best)

@@ -1,4 +1,10 @@
-"""Small helpers shared by every entry function: update-per-collect, seeding, run directories."""
+"""Small helpers shared by every entry function: update-per-collect, seeding, run directories.
+
+The DDP helpers that LightZero's ``lzero.entry.utils`` exposes (``is_ddp_enabled``, ``ddp_synchronize``,
+``ddp_all_reduce_sum``) are importable from here too; they live in ``lzlite.distributed.ddp``. One difference:
+lzlite's ``is_ddp_enabled`` reads torchrun's WORLD_SIZE (true before the process group exists), LightZero's asks
+whether torch.distributed is initialised; the collectives are no-ops until it is, in both.
+"""
 from __future__ import annotations
 
 import math
@@ -9,7 +15,10 @@ from typing import Any, Mapping
 import numpy as np
 import torch
 
-__all__ = ["calculate_update_per_collect", "set_global_seed", "make_run_dir"]
+from lzlite.distributed.ddp import ddp_all_reduce_mean, ddp_all_reduce_sum, ddp_synchronize, is_ddp_enabled
+
+__all__ = ["calculate_update_per_collect", "set_global_seed", "make_run_dir", "is_ddp_enabled", "ddp_synchronize",
+           "ddp_all_reduce_sum", "ddp_all_reduce_mean"]
 
 
 def calculate_update_per_collect(cfg: Mapping[str, Any], new_data: Any, world_size: int = 1) -> int:
@@ -22,7 +31,8 @@ def calculate_update_per_collect(cfg: Mapping[str, Any], new_data: Any, world_si
 
     Args:
         cfg: the compiled config (``cfg.policy`` is read) or the policy section itself.
-        new_data: the collected GameSegments (their lengths are summed) or a transition count.
+        new_data: the collected GameSegments (their lengths are summed), LightZero's collector output
+            ``[game_segments, meta_list]`` (the segments' lengths are summed), or a transition count.
         world_size: number of DDP ranks; > 1 triggers the all-reduce.
     """
     policy_cfg = cfg["policy"] if "policy" in cfg else cfg
@@ -34,13 +44,19 @@ def calculate_update_per_collect(cfg: Mapping[str, Any], new_data: Any, world_si
     if isinstance(new_data, (int, np.integer)):
         count = int(new_data)
     else:
-        count = int(sum(len(seg) for seg in new_data))
+        segments = new_data[0] if _is_lightzero_collect(new_data) else new_data
+        count = int(sum(len(seg) for seg in segments))
     if world_size > 1:
-        from lzlite.distributed.ddp import ddp_all_reduce_sum
-
         count = int(ddp_all_reduce_sum(count))
     ratio = float(policy_cfg.get("replay_ratio", 0.25))
     return max(1, int(math.ceil(count * ratio)))
+
+
+def _is_lightzero_collect(new_data: Any) -> bool:
+    """True for LightZero's ``[game_segments, meta_list]``: two sequences, the second of per-segment meta dicts."""
+    return (isinstance(new_data, (list, tuple)) and len(new_data) == 2
+            and all(isinstance(part, (list, tuple)) for part in new_data)
+            and all(isinstance(meta, Mapping) for meta in new_data[1]))
 
 
 def set_global_seed(seed: int) -> None:

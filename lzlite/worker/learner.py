@@ -18,7 +18,8 @@ __all__ = ["Learner"]
 
 @LEARNER_REGISTRY.register("base_learner")
 class Learner:
-    """Runs learner steps for a policy.
+    """Runs learner steps for a policy (registered as 'base_learner'; ``create_config.learner.type`` picks
+    another, e.g. a user's subclass).
 
     Args:
         policy: a lzlite Policy (its ``model`` is optimised).

@@ -87,7 +87,6 @@ def test_symmetry_augmentation_trains_on_transformed_batches(tmp_path, monkeypat
 
 
 def test_symmetry_augmentation_on_an_env_without_symmetry_is_a_clear_error():
-    pytest.importorskip("gymnasium")
     from lzlite.config import compile_config
     from lzlite.entry.loop import build_components
 

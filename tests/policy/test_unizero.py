@@ -291,8 +291,7 @@ def test_tictactoe_unizero_learns_perfect_play(tmp_path):
 
 @pytest.mark.slow
 def test_cartpole_unizero_reaches_400(tmp_path):
-    """python -m pytest -q -m slow tests/policy/test_unizero.py -k cartpole (needs gymnasium; long on CPU)."""
-    pytest.importorskip("gymnasium")
+    """python -m pytest -q -m slow tests/policy/test_unizero.py -k cartpole (long on CPU; gymnasium is in [test])."""
     from lzlite.config import load_config_file
 
     main, create = load_config_file(os.path.join(os.path.dirname(__file__), "..", "..", "zoo", "cartpole",
