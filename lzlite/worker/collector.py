@@ -78,7 +78,7 @@ class Collector:
         self.bot_nonwin = np.array([0.5, 0.5])
 
     def _new_bot(self, seed: int) -> Any:
-        from zoo.bots import make_bot
+        from lzlite.envs.games import make_bot
 
         kwargs: Dict[str, Any] = {"seed": seed}
         if self.bot_kind == "alpha_beta":
