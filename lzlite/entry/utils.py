@@ -9,6 +9,8 @@ from typing import Any, Mapping
 import numpy as np
 import torch
 
+from lzlite.distributed.ddp import ddp_all_reduce_sum
+
 __all__ = ["calculate_update_per_collect", "set_global_seed", "make_run_dir"]
 
 
@@ -36,8 +38,6 @@ def calculate_update_per_collect(cfg: Mapping[str, Any], new_data: Any, world_si
     else:
         count = int(sum(len(seg) for seg in new_data))
     if world_size > 1:
-        from lzlite.distributed.ddp import ddp_all_reduce_sum
-
         count = int(ddp_all_reduce_sum(count))
     ratio = float(policy_cfg.get("replay_ratio", 0.25))
     return max(1, int(math.ceil(count * ratio)))
