@@ -1,10 +1,13 @@
 """lzlite: fast, small MCTS-based reinforcement learning (AlphaZero, MuZero, Gumbel MuZero, ...)."""
 from lzlite.config import ConfigError, compile_config, load_config_file
 from lzlite.registry import (
+    BOT_REGISTRY,
     BUFFER_REGISTRY,
     COLLECTOR_REGISTRY,
     ENV_REGISTRY,
     EVALUATOR_REGISTRY,
+    GAME_REGISTRY,
+    GRADED_POSITIONS_REGISTRY,
     LEARNER_REGISTRY,
     MODEL_REGISTRY,
     POLICY_REGISTRY,
@@ -47,4 +50,7 @@ __all__ = [
     "COLLECTOR_REGISTRY",
     "EVALUATOR_REGISTRY",
     "LEARNER_REGISTRY",
+    "GAME_REGISTRY",
+    "BOT_REGISTRY",
+    "GRADED_POSITIONS_REGISTRY",
 ]

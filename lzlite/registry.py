@@ -3,6 +3,10 @@
 Every pluggable component (policy, model, env, buffer, collector, evaluator, learner) registers
 itself under a short name with a decorator; configs refer to components by that name. A user's own
 module is imported through ``create_config.<kind>.import_names`` so its registered subclass is found.
+
+Board games register what lzlite needs from them by game name (lzlite/envs/games.py looks them up):
+the batched binding (``GAME_REGISTRY``), the bots (``BOT_REGISTRY``) and the positions the optimal-move
+rate is graded on (``GRADED_POSITIONS_REGISTRY``). This module imports no other lzlite module.
 """
 from __future__ import annotations
 
@@ -22,6 +26,9 @@ __all__ = [
     "COLLECTOR_REGISTRY",
     "EVALUATOR_REGISTRY",
     "LEARNER_REGISTRY",
+    "GAME_REGISTRY",
+    "BOT_REGISTRY",
+    "GRADED_POSITIONS_REGISTRY",
     "import_modules",
 ]
 
@@ -94,7 +101,9 @@ def _qualname(obj: object) -> str:
 
 
 # Modules whose import registers lzlite's own components. Missing optional pieces are skipped so
-# that a partial install still reports the names it does know.
+# that a partial install still reports the names it does know. This list is the one place in lzlite
+# that names the zoo: lzlite code never imports it (the zoo imports lzlite to register its games, envs,
+# bots and graded positions), so a lookup by name loads it here, by its module name, on first use.
 _BUILTIN_MODULES = (
     "zoo",
     "lzlite.envs.gym_env",
@@ -138,3 +147,7 @@ BUFFER_REGISTRY = Registry("buffer")
 COLLECTOR_REGISTRY = Registry("collector")
 EVALUATOR_REGISTRY = Registry("evaluator")
 LEARNER_REGISTRY = Registry("learner")
+# Board games, by game name (lzlite/envs/games.py is the lookup; zoo/__init__.py shows a registration):
+GAME_REGISTRY = Registry("game")  # factory(game_name) -> BatchGame, the game's batched binding
+BOT_REGISTRY = Registry("bot")  # make_bot(game_name, kind, **kwargs) -> a bot (act, act_batch)
+GRADED_POSITIONS_REGISTRY = Registry("graded positions")  # () -> (states uint8 [M, S], optimal bool [M, A])

@@ -13,6 +13,10 @@ from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint64_t
 
 import numpy as np
 
+# The env contract's error (an action out of range or not legal), defined in lzlite so that lzlite
+# catches it without importing the zoo; re-exported as zoo.IllegalActionError.
+from lzlite.envs.base import IllegalActionError
+
 cimport numpy as cnp
 
 cnp.import_array()
@@ -35,10 +39,6 @@ cdef extern from "common/game_table.h" namespace "lz":
         int (*from_cells)(uint8_t*, const int8_t*) noexcept nogil
 
     const GameTable* game_tables(int* count) noexcept
-
-
-class IllegalActionError(ValueError):
-    """An action that is out of range or not legal in the game it was given to."""
 
 
 def _table_names():

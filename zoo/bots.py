@@ -15,11 +15,14 @@ Kinds: 'random' (uniform legal), 'rule' (win now, else block, else centre/adjace
 """
 from __future__ import annotations
 
+import difflib
 from typing import Protocol
 
 import numpy as np
 
+from lzlite.registry import BOT_REGISTRY
 from zoo import _bots
+from zoo._zoo import make_batch_game
 
 __all__ = [
     "Bot",
@@ -29,6 +32,7 @@ __all__ = [
     "PerfectBot",
     "Connect4Solver",
     "optimal_moves",
+    "optimal_move_mask",
     "make_bot",
     "BOT_KINDS",
 ]
@@ -232,6 +236,14 @@ def optimal_moves(game_name: str, state_row: np.ndarray) -> list[int]:
     raise ValueError(f"unknown game {game_name!r}; optimal_moves supports ['tictactoe', 'connect4']")
 
 
+def optimal_move_mask(game_name: str, states: np.ndarray) -> np.ndarray:
+    """bool [M, A]: ``optimal_moves`` of each live row of ``states`` uint8 [M, state_bytes]."""
+    mask = np.zeros((len(states), make_batch_game(game_name).num_actions), dtype=bool)
+    for i, row in enumerate(states):
+        mask[i, optimal_moves(game_name, row)] = True
+    return mask
+
+
 def make_bot(game_name: str, kind: str, **kwargs) -> Bot:
     """Build a bot by kind name.
 
@@ -242,9 +254,11 @@ def make_bot(game_name: str, kind: str, **kwargs) -> Bot:
     """
     classes = {"random": RandomBot, "rule": RuleBot, "alpha_beta": AlphaBetaBot, "perfect": PerfectBot}
     if kind not in classes:
-        import difflib
-
         close = difflib.get_close_matches(str(kind), BOT_KINDS, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise ValueError(f"unknown bot kind {kind!r}; expected one of {list(BOT_KINDS)}{hint}")
     return classes[kind](game_name, **kwargs)
+
+
+for _game in _bots.GAMES:
+    BOT_REGISTRY.register(_game)(make_bot)  # lzlite.envs.games.make_bot looks it up by game name

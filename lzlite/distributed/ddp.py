@@ -20,6 +20,7 @@ from typing import Any, Callable, Dict, Mapping, Optional, Union
 import numpy as np
 import torch
 import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
 
 from lzlite.config import ConfigError
 
@@ -194,8 +195,6 @@ def wrap_model(model: torch.nn.Module, find_unused_parameters: bool = False) -> 
     Models trained through other methods (MuZero's ``initial_inference`` / ``recurrent_inference``)
     need ``wrap_loss`` instead: DDP only reduces gradients of work done inside its own forward.
     """
-    from torch.nn.parallel import DistributedDataParallel
-
     device = next(model.parameters()).device
     return DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None,
                                    find_unused_parameters=find_unused_parameters)
@@ -229,8 +228,6 @@ def wrap_loss(model: torch.nn.Module, loss_fn: Callable[[Any], Any]) -> Callable
         model: the network ``loss_fn`` trains (stays unwrapped everywhere else: search, state_dict).
         loss_fn: batch -> (scalar loss tensor, ...); the policy's ``compute_loss``.
     """
-    from torch.nn.parallel import DistributedDataParallel
-
     device = next(model.parameters()).device
     # find_unused_parameters: one loss may not touch every parameter (e.g. projection heads when
     # ssl_loss_weight is 0); DDP must then mark them ready itself or the next step would hang.

@@ -1,8 +1,11 @@
 """Entry functions (LightZero-compatible signatures) and the command line (`python -m lzlite.entry`)."""
 from __future__ import annotations
 
+import difflib
 import importlib
 from typing import Callable, Dict, List
+
+from lzlite.config import ConfigError
 
 # entry name -> "module:function"
 ENTRY_FUNCTIONS: Dict[str, str] = {
@@ -23,13 +26,9 @@ def entry_names() -> List[str]:
 
 def get_entry(name: str) -> Callable:
     """Return the entry function called ``name``; unknown names list the known ones."""
-    import difflib
-
     if name not in ENTRY_FUNCTIONS:
         close = difflib.get_close_matches(name, ENTRY_FUNCTIONS, n=2, cutoff=0.5)
         hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-        from lzlite.config import ConfigError
-
         raise ConfigError(f"unknown entry '{name}'.{hint} Known entries: {', '.join(entry_names())}")
     module, func = ENTRY_FUNCTIONS[name].split(":")
     try:

@@ -12,6 +12,13 @@ import os
 import sys
 from typing import List, Optional
 
+from lzlite.config import ConfigError, load_config_file
+from lzlite.distributed.ddp import DistributedError
+from lzlite.entry import get_entry
+from lzlite.registry import POLICY_REGISTRY, RegistryError, import_modules
+from lzlite.telemetry.logger import format_summary
+from lzlite.worker.checkpoint import CheckpointError
+
 EXIT_USAGE = 2
 
 # Optional packages -> the setup.py extra that installs each: a run that needs a missing one stops with one line.
@@ -51,9 +58,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def resolve_entry_name(main_config: dict, create_config: dict, override: Optional[str] = None) -> str:
     """The entry function name: --entry, else main_config['entry'], else the policy's default entry."""
-    from lzlite.config import ConfigError
-    from lzlite.registry import POLICY_REGISTRY, RegistryError, import_modules
-
     if override:
         return override
     if main_config.get("entry"):
@@ -83,12 +87,6 @@ def missing_optional_package(err: Optional[BaseException]) -> Optional[str]:
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = build_parser().parse_args(argv)
-    from lzlite.config import ConfigError, load_config_file
-    from lzlite.entry import get_entry
-    from lzlite.registry import RegistryError
-    from lzlite.distributed.ddp import DistributedError
-    from lzlite.worker.checkpoint import CheckpointError
-
     try:
         main_config, create_config = load_config_file(args.cfg)
         name = resolve_entry_name(main_config, create_config, args.entry)
@@ -99,8 +97,6 @@ def main(argv: Optional[List[str]] = None) -> int:
             kwargs.update(run_dir=args.run_dir, resume=args.resume, device=args.device)
         result = fn([main_config, create_config], **{k: v for k, v in kwargs.items() if v is not None and v is not False})
         if name.startswith("eval_"):
-            from lzlite.telemetry.logger import format_summary
-
             print(format_summary(result, title="evaluation"))
     except (ConfigError, RegistryError, CheckpointError, DistributedError, NotImplementedError,
             FileNotFoundError) as e:

@@ -15,9 +15,10 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import torch
 
-from lzlite.config import compile_config
+from lzlite.config import ConfigError, compile_config, load_config_file
 from lzlite.entry.loop import _split_input, build_components
-from lzlite.worker.checkpoint import load_checkpoint
+from lzlite.registry import RegistryError
+from lzlite.worker.checkpoint import CheckpointError, load_checkpoint
 
 __all__ = ["eval_muzero", "eval_alphazero", "evaluate"]
 
@@ -110,10 +111,6 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the eval CLI; prints one line per statistic. Returns 0, or 2 for a bad config/checkpoint/argument."""
     args = build_parser().parse_args(argv)
-    from lzlite.config import ConfigError, load_config_file
-    from lzlite.registry import RegistryError
-    from lzlite.worker.checkpoint import CheckpointError
-
     try:
         for name, value in (("--episodes", args.episodes), ("--simulations", args.simulations)):
             if value is not None and value < 1:

@@ -25,6 +25,11 @@ from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
+from lzlite.config import ConfigError, compile_config, load_config_file
+from lzlite.envs.vector import BoardVectorEnv, make_vector_env
+from lzlite.registry import POLICY_REGISTRY, RegistryError
+from lzlite.worker.checkpoint import CheckpointError, load_checkpoint
+
 __all__ = ["main", "build_parser", "load_agent", "parse_move", "move_name", "render_board", "play_game",
            "PlayError", "MoveError"]
 
@@ -132,11 +137,6 @@ def load_agent(cfg_path: str, ckpt_path: str, simulations: Optional[int] = None,
     Raises:
         ConfigError / CheckpointError / PlayError with a one-line message.
     """
-    from lzlite.config import compile_config, load_config_file
-    from lzlite.envs.vector import BoardVectorEnv, make_vector_env
-    from lzlite.registry import POLICY_REGISTRY
-    from lzlite.worker.checkpoint import CheckpointError, load_checkpoint
-
     main_config, create_config = load_config_file(cfg_path)
     cfg = compile_config(main_config, create_config)
     if simulations is not None:
@@ -272,10 +272,6 @@ def main(argv: Optional[List[str]] = None, input_fn: Callable[[str], str] = inpu
          print_fn: Callable[..., None] = print) -> int:
     """Run the play CLI; returns the exit code (0: played or quit, 2: bad config/checkpoint)."""
     args = build_parser().parse_args(argv)
-    from lzlite.config import ConfigError
-    from lzlite.registry import RegistryError
-    from lzlite.worker.checkpoint import CheckpointError
-
     try:
         policy, venv = load_agent(args.cfg, args.ckpt, args.simulations, args.device)
     except (ConfigError, RegistryError, CheckpointError, PlayError) as e:

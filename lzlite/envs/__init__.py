@@ -1,5 +1,5 @@
-"""Environments: the single-game protocol, the board-game adapter and vector envs."""
-from lzlite.envs.base import BaseEnv, EnvError
+"""Environments: the single-game protocol, the board-game adapter, vector envs and games by name."""
+from lzlite.envs.base import BaseEnv, EnvError, IllegalActionError
 from lzlite.envs.board_game import BoardGameEnv
 
-__all__ = ["BaseEnv", "EnvError", "BoardGameEnv"]
+__all__ = ["BaseEnv", "EnvError", "IllegalActionError", "BoardGameEnv"]

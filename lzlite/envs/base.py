@@ -10,11 +10,19 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-__all__ = ["BaseEnv", "EnvError"]
+__all__ = ["BaseEnv", "EnvError", "IllegalActionError"]
 
 
 class EnvError(RuntimeError):
     """Misuse of an env: stepping a finished game, or stepping before reset()."""
+
+
+class IllegalActionError(ValueError):
+    """An action that is out of range or not legal in the game it was given to.
+
+    Defined here, with the env contract, and raised by the game bindings (zoo/_zoo.pyx re-exports it as
+    ``zoo.IllegalActionError``), so lzlite can catch it without importing a game package.
+    """
 
 
 class BaseEnv(abc.ABC):

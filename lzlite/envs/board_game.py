@@ -15,7 +15,9 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 import numpy as np
 from easydict import EasyDict
 
-from lzlite.envs.base import BaseEnv, EnvError
+from lzlite.envs.base import BaseEnv, EnvError, IllegalActionError
+from lzlite.envs.games import make_batch_game, make_bot
+from lzlite.registry import RegistryError
 
 __all__ = ["BoardGameEnv"]
 
@@ -37,7 +39,7 @@ class BoardGameEnv(BaseEnv):
     move with the configured bot's move; the reward is then from the agent's view (+1 win, -1 loss).
     """
 
-    game_name: str = ""  # set by the subclass: a name in zoo.GAME_NAMES
+    game_name: str = ""  # set by the subclass: a game registered in GAME_REGISTRY (lzlite/envs/games.py)
     #: board symmetry group the rules are invariant under, for symmetry augmentation
     #: (lzlite/buffer/augment.py): 'dihedral' (8 rotations/reflections), 'mirror' (left-right) or None
     symmetry: Optional[str] = None
@@ -70,10 +72,10 @@ class BoardGameEnv(BaseEnv):
         )
 
     def __init__(self, cfg: Optional[Mapping[str, Any]] = None) -> None:
-        import zoo  # the binding; imported late so lzlite imports without a built extension
-
-        if self.game_name not in zoo.GAME_NAMES:
-            raise ValueError(f"{type(self).__name__}.game_name is {self.game_name!r}; expected one of {zoo.GAME_NAMES}")
+        try:
+            self.game = make_batch_game(self.game_name)
+        except RegistryError as e:
+            raise ValueError(f"{type(self).__name__}.game_name is {self.game_name!r}: {e}") from None
         self.cfg = self.default_config()
         for key, value in (cfg or {}).items():
             if key not in self.cfg:
@@ -83,7 +85,6 @@ class BoardGameEnv(BaseEnv):
             self.cfg[key] = value
         if self.cfg.battle_mode not in _BATTLE_MODES:
             raise ValueError(f"battle_mode must be one of {_BATTLE_MODES}, got {self.cfg.battle_mode!r}")
-        self.game = zoo.make_batch_game(self.game_name)
         if self.cfg.board_size is not None and int(self.cfg.board_size) != self.game.rows:
             raise ValueError(f"board_size={self.cfg.board_size} but the {self.game_name} core is "
                              f"{self.game.rows}x{self.game.cols}; remove board_size or set it to {self.game.rows}")
@@ -172,13 +173,11 @@ class BoardGameEnv(BaseEnv):
         return self.cfg.battle_mode in ("play_with_bot_mode", "eval_mode") and not self.cfg.agent_vs_human
 
     def _play(self, action: int) -> Tuple[float, bool]:
-        import zoo
-
         action = int(action)
         try:
             rewards, done = self.game.step(self._states, np.array([action], dtype=np.int64))
-        except zoo.IllegalActionError:
-            raise zoo.IllegalActionError(
+        except IllegalActionError:
+            raise IllegalActionError(
                 f"{self.game_name}: action {action} is illegal here; legal actions: {self.legal_actions()}\n"
                 f"{self.render()}"
             ) from None
@@ -190,8 +189,6 @@ class BoardGameEnv(BaseEnv):
         if self.cfg.bot_action_type == "random" or self._rng.random() < self.cfg.prob_random_action_in_bot:
             return self.random_action()
         if self._bot is None:
-            from zoo.bots import make_bot  # written beside the games; imported only when needed
-
             self._bot = make_bot(self.game_name, self.cfg.bot_action_type)
         return int(self._bot.act_batch(np.ascontiguousarray(self._states))[0])
 

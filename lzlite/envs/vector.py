@@ -10,6 +10,9 @@ from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
+from lzlite.envs.games import make_batch_game
+from lzlite.registry import ENV_REGISTRY
+
 __all__ = ["VectorEnv", "BoardVectorEnv", "GymVectorEnv", "make_vector_env"]
 
 
@@ -44,9 +47,7 @@ class BoardVectorEnv(VectorEnv):
     value_sign = -1.0
 
     def __init__(self, game_name: str, num_envs: int) -> None:
-        import zoo
-
-        self.game = zoo.make_batch_game(game_name)
+        self.game = make_batch_game(game_name)
         self.game_name = game_name
         self.num_envs = int(num_envs)
         self.num_actions = int(self.game.num_actions)
@@ -97,8 +98,8 @@ class GymVectorEnv(VectorEnv):
 
     def __init__(self, env_id: str, num_envs: int, seed: int = 0, max_episode_steps: Optional[int] = None) -> None:
         try:
-            import gymnasium as gym
-        except ImportError as e:  # optional dependency
+            import gymnasium as gym  # an optional dependency (lzlite[gym]): imported only for gym envs
+        except ImportError as e:
             raise ImportError("gymnasium is needed for gym envs: pip install 'lzlite[gym]'") from e
         kwargs = {} if max_episode_steps is None else {"max_episode_steps": max_episode_steps}
         self.envs: List[Any] = [gym.make(env_id, **kwargs) for _ in range(num_envs)]
@@ -149,8 +150,6 @@ class GymVectorEnv(VectorEnv):
 
 def make_vector_env(env_cfg: Any, env_type: str, num_envs: int, seed: int = 0) -> VectorEnv:
     """Build the vector env for a compiled ``env`` config section and its registered type name."""
-    from lzlite.registry import ENV_REGISTRY
-
     env_cls = ENV_REGISTRY.get(env_type)
     game_name = getattr(env_cls, "game_name", None)
     if game_name is not None:

@@ -19,6 +19,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from lzlite.mcts.ptree import Tree as PyTree
 from lzlite.mcts.ptree.gumbel import masked_softmax
 from lzlite.mcts.types import RootOutput, SearchAdapter, SearchConfig, SearchOutput
 
@@ -33,10 +34,9 @@ _local = threading.local()
 def get_tree_class(backend: str) -> type:
     """The Tree class of a backend: "c" -> lzlite.mcts.ctree.Tree, "py" -> lzlite.mcts.ptree.Tree."""
     if backend == "py":
-        from lzlite.mcts.ptree import Tree
-        return Tree
+        return PyTree
     if backend == "c":
-        try:
+        try:  # a compiled extension: imported on first use so that lzlite (and backend 'py') works without it
             from lzlite.mcts.ctree import Tree
         except ImportError as err:
             raise ImportError(

@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 from easydict import EasyDict
 
+from lzlite.mcts.adapters import AlphaZeroAdapter
 from lzlite.policy.base import Policy
 from lzlite.registry import POLICY_REGISTRY
 
@@ -36,8 +37,6 @@ class AlphaZeroPolicy(Policy):
         return cfg
 
     def _hook_make_adapter(self, model: torch.nn.Module, venv: Any) -> Any:
-        from lzlite.mcts.adapters import AlphaZeroAdapter
-
         device = self.device
 
         def net_fn(obs: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:

@@ -29,15 +29,16 @@ import torch
 from easydict import EasyDict
 
 from lzlite.buffer.game_segment import StepField
+from lzlite.config import ConfigError
 from lzlite.mcts.search import search as run_search
+from lzlite.mcts.types import SearchConfig
+from lzlite.registry import MODEL_REGISTRY
 
 __all__ = ["Policy", "search_config_from_policy"]
 
 
-def search_config_from_policy(cfg: EasyDict, value_sign: float) -> Any:
+def search_config_from_policy(cfg: EasyDict, value_sign: float) -> SearchConfig:
     """The search config (lzlite.mcts) derived from a policy config section."""
-    from lzlite.mcts.types import SearchConfig
-
     return SearchConfig(
         rule=cfg.search_rule,
         num_simulations=cfg.num_simulations,
@@ -140,8 +141,6 @@ class Policy:
     @classmethod
     def default_model_config(cls, model_type: Optional[str] = None) -> EasyDict:
         """The model section: ``model_type`` (default: the first of ``model_classes``) and its class's keys."""
-        from lzlite.registry import MODEL_REGISTRY
-
         model_type = model_type or next(iter(cls.model_classes), "conv")
         cfg = EasyDict(model_type=model_type)  # which network: one of model_classes
         if model_type in cls.model_classes:
@@ -309,8 +308,6 @@ class Policy:
 
     # ------------------------------------------------------------------- hooks
     def _hook_make_model(self) -> torch.nn.Module:
-        from lzlite.registry import MODEL_REGISTRY
-
         mcfg = dict(self.cfg.model)
         model_type = mcfg.pop("model_type")
         if model_type not in self.model_classes:
@@ -353,8 +350,6 @@ class Policy:
             return torch.device("cuda" if cfg.cuda and torch.cuda.is_available() else "cpu")
         device = torch.device(cfg.device)
         if device.type == "cuda" and not torch.cuda.is_available():  # e.g. a GPU run's config.py on a laptop
-            from lzlite.config import ConfigError
-
             raise ConfigError(f"policy.device={cfg.device!r} asks for a CUDA GPU, but this torch "
                               f"({torch.__version__}) sees none: use device 'cpu' or 'auto' "
                               f"(on the command line: --device cpu)")

@@ -3,7 +3,7 @@
 The policy is MuZero's (same networks, search, loss, collector and buffer sampling); what it adds is
 one hook: after a collect, every ``reanalyze_interval`` learner steps, it searches every sampleable
 position of the replay buffer again with the TARGET network and overwrites the stored root values
-and policy targets (lzlite/buffer/reanalyze.py). With ``use_backward_view`` each trajectory is
+and policy targets (lzlite/policy/reanalyze.py). With ``use_backward_view`` each trajectory is
 searched from its end backwards and the action actually taken is not searched again: its value is
 the reward plus the discounted value the search of the next position just found.
 """
@@ -13,7 +13,7 @@ from typing import Any, Dict, Optional
 
 from easydict import EasyDict
 
-from lzlite.buffer.reanalyze import CountingLatentAdapter, ReanalyzeStats, reanalyze_buffer
+from lzlite.policy.reanalyze import CountingLatentAdapter, ReanalyzeStats, reanalyze_buffer
 from lzlite.policy.muzero import MuZeroPolicy
 from lzlite.registry import POLICY_REGISTRY
 
@@ -62,7 +62,7 @@ class ReZeroPolicy(MuZeroPolicy):
             buffer: the replay buffer.
             backward_view: overrides ``cfg.use_backward_view`` (benchmarks compare both).
             write: False computes the targets without storing them.
-            **kwargs: passed to ``lzlite.buffer.reanalyze.reanalyze_buffer`` (e.g. ``on_search``).
+            **kwargs: passed to ``lzlite.policy.reanalyze.reanalyze_buffer`` (e.g. ``on_search``).
         """
         adapter = CountingLatentAdapter(self.target_model, self.target_model.value_to_scalar, self.target_model.to_scalar,
                                         self.device)

@@ -22,10 +22,8 @@ import numpy as np
 import torch
 from easydict import EasyDict
 
-# Imported for their registrations: this policy names them as its defaults.
-import lzlite.buffer.unizero_buffer  # noqa: F401  ('unizero_buffer')
-import lzlite.model.unizero  # noqa: F401  ('UniZeroModel')
-import lzlite.worker.segment_collector  # noqa: F401  ('segment_collector')
+from lzlite.mcts.unizero_adapter import UniZeroAdapter
+from lzlite.model.unizero import UniZeroModel
 from lzlite.policy.base import Policy
 from lzlite.registry import POLICY_REGISTRY
 
@@ -75,8 +73,6 @@ class UniZeroPolicy(Policy):
 
     # ------------------------------------------------------------------ hooks
     def _hook_make_model(self) -> torch.nn.Module:
-        from lzlite.model.unizero import UniZeroModel
-
         mcfg = dict(self.cfg.model)
         if mcfg.get("model_type") not in self.model_classes:
             raise ValueError(f"policy.model.model_type must be one of {sorted(self.model_classes)}, "
@@ -85,8 +81,6 @@ class UniZeroPolicy(Policy):
         return UniZeroModel(**{k: v for k, v in mcfg.items() if k in own})  # model_type included
 
     def _hook_make_adapter(self, model: torch.nn.Module, venv: Any) -> Any:
-        from lzlite.mcts.unizero_adapter import UniZeroAdapter
-
         return UniZeroAdapter(model, self.device, use_kv_cache=bool(self.cfg.use_kv_cache))
 
     def _hook_root_input(self, venv: Any, idx: np.ndarray) -> Any:
@@ -118,8 +112,6 @@ class UniZeroPolicy(Policy):
             legal_mask: bool [M, A] legal actions (every row needs one).
             model: the network to search with (default: the target network).
         """
-        from lzlite.mcts.unizero_adapter import UniZeroAdapter
-
         model = self.target_model if model is None else model
         model.eval()
         adapter = UniZeroAdapter(model, self.device, use_kv_cache=bool(self.cfg.use_kv_cache))

@@ -5,6 +5,8 @@ import os
 import sys
 from typing import Any, Dict, Optional
 
+from tqdm import tqdm
+
 __all__ = ["RunLogger", "format_summary"]
 
 
@@ -27,15 +29,13 @@ class RunLogger:
         self._n = 0
         if not enabled:
             return
-        try:
+        try:  # on first use: tensorboard is slow to import, and a run without it still trains
             from torch.utils.tensorboard import SummaryWriter
 
             self.writer = SummaryWriter(os.path.join(run_dir, "tb"))
         except ImportError:  # tensorboard missing: training goes on without it
             self.writer = None
         if progress:
-            from tqdm import tqdm
-
             self.bar = tqdm(total=total, unit=f" {unit}", dynamic_ncols=True, file=sys.stderr,
                             bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}] {postfix}")
 

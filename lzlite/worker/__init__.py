@@ -1,6 +1,7 @@
-"""Workers: the collector, the evaluator and the learner (importing registers them)."""
+"""Workers: the collectors, the evaluator and the learner (importing registers them)."""
 from lzlite.worker.collector import Collector
 from lzlite.worker.evaluator import Evaluator
 from lzlite.worker.learner import Learner
+from lzlite.worker.segment_collector import SegmentCollector
 
-__all__ = ["Collector", "Evaluator", "Learner"]
+__all__ = ["Collector", "SegmentCollector", "Evaluator", "Learner"]

@@ -68,7 +68,7 @@ class Collector:
             self._new_bot(seed=0)  # an unknown kind fails now (make_bot names the nearest), not at the first collect
 
     def _new_bot(self, seed: int) -> Any:
-        from zoo.bots import make_bot
+        from lzlite.envs.games import make_bot
 
         kwargs: Dict[str, Any] = {"seed": seed}
         if self.bot_kind == "alpha_beta":

@@ -11,8 +11,10 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 from easydict import EasyDict
 
+from lzlite.envs.games import make_bot
 from lzlite.envs.vector import BoardVectorEnv, VectorEnv
 from lzlite.registry import EVALUATOR_REGISTRY
+from lzlite.worker.metrics import graded_positions, losing_positions_vs_any_opponent, optimal_move_rate
 
 __all__ = ["Evaluator", "play_against_bot"]
 
@@ -93,8 +95,6 @@ class Evaluator:
             if self.cfg.eval_optimal_move_rate:
                 stats["optimal_move_rate"] = self.optimal_move_rate()
             if self.cfg.eval_never_lose_check:
-                from lzlite.worker.metrics import losing_positions_vs_any_opponent
-
                 for side, name in ((0, "first"), (1, "second")):
                     stats[f"losing_lines_as_{name}"] = float(
                         losing_positions_vs_any_opponent(self.policy, venv.game_name, side, self.seed))
@@ -113,16 +113,12 @@ class Evaluator:
 
     def optimal_move_rate(self) -> float:
         """Fraction of the game's graded positions where the greedy policy plays an optimal move."""
-        from lzlite.worker.metrics import graded_positions, optimal_move_rate
-
         venv = self._venv
         if self._positions is None:
             self._positions, self._optimal = graded_positions(venv.game_name)
         return optimal_move_rate(self.policy, venv.game_name, self._positions, self._optimal, seed=self.seed)
 
     def _vs_bot(self, venv: BoardVectorEnv, bot_name: str, rng: np.random.Generator) -> Dict[str, float]:
-        from zoo.bots import make_bot
-
         kwargs: Dict[str, Any] = {"seed": int(rng.integers(2**31))}
         if bot_name == "alpha_beta":
             kwargs["depth"] = int(self.cfg.eval_bot_depth)

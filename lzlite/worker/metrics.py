@@ -1,80 +1,31 @@
 """Play-quality metrics graded by exact solvers: the optimal-move rate over a set of positions."""
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any, Tuple
 
 import numpy as np
 
+from lzlite.envs.games import make_batch_game
 from lzlite.envs.vector import BoardVectorEnv
+from lzlite.registry import GRADED_POSITIONS_REGISTRY
 
-__all__ = ["reachable_positions", "optimal_move_mask", "optimal_move_rate", "graded_positions",
-           "losing_positions_vs_any_opponent"]
-
-
-def reachable_positions(game: Any, max_plies: Optional[int] = None) -> np.ndarray:
-    """Every distinct non-terminal position reachable from the start (breadth-first, deduplicated by hash).
-
-    Args:
-        game: a zoo BatchGame.
-        max_plies: stop expanding after this many plies (None: the whole game; only small games).
-
-    Returns:
-        uint8 [M, state_bytes] state rows (tic-tac-toe: 4520 positions).
-    """
-    frontier = game.new_states(1)
-    found = [frontier]
-    seen = set(game.hash(frontier).tolist())
-    ply = 0
-    while len(frontier) and (max_plies is None or ply < max_plies):
-        parent, action = np.nonzero(game.legal_mask(frontier))
-        children = np.ascontiguousarray(frontier[parent])
-        game.step(children, action.astype(np.int32))
-        keep = ~game.is_terminal(children)
-        hashes = game.hash(children)
-        _, first = np.unique(hashes, return_index=True)
-        unique = np.zeros(len(children), dtype=bool)
-        unique[first] = True
-        new = np.array([h not in seen for h in hashes.tolist()], dtype=bool)
-        frontier = np.ascontiguousarray(children[keep & unique & new])
-        seen.update(game.hash(frontier).tolist())
-        found.append(frontier)
-        ply += 1
-    return np.concatenate(found)
-
-
-def optimal_move_mask(game_name: str, states: np.ndarray) -> np.ndarray:
-    """bool [M, A]: the moves that keep the game-theoretic value, per the game's exact solver."""
-    from zoo.bots import optimal_moves
-
-    mask = np.zeros((len(states), _num_actions(game_name)), dtype=bool)
-    for i, row in enumerate(states):
-        mask[i, list(optimal_moves(game_name, row))] = True
-    return mask
-
-
-def _num_actions(game_name: str) -> int:
-    import zoo
-
-    return int(zoo.make_batch_game(game_name).num_actions)
+__all__ = ["optimal_move_rate", "graded_positions", "losing_positions_vs_any_opponent"]
 
 
 def graded_positions(game_name: str) -> Tuple[np.ndarray, np.ndarray]:
     """The positions a game's optimal-move rate is measured on, and their optimal moves.
 
-    Each game that supports the metric provides ``zoo/<game>/eval_positions.py`` with a
-    ``graded_positions()`` function (tic-tac-toe: every reachable position; Connect Four: a solved set).
+    Each game that supports the metric registers a ``graded_positions()`` function under its name in
+    ``GRADED_POSITIONS_REGISTRY`` (zoo/<game>/eval_positions.py; tic-tac-toe: every reachable position;
+    Connect Four: a solved set).
 
     Returns:
         (states uint8 [M, state_bytes], optimal bool [M, A]).
     """
-    import importlib
-
-    try:
-        module = importlib.import_module(f"zoo.{game_name}.eval_positions")
-    except ModuleNotFoundError:
-        raise ValueError(f"game '{game_name}' has no graded positions (zoo/{game_name}/eval_positions.py); "
-                         f"set eval_optimal_move_rate=False") from None
-    return module.graded_positions()
+    if game_name not in GRADED_POSITIONS_REGISTRY.names():
+        raise ValueError(f"game '{game_name}' has no graded positions (registered: "
+                         f"{GRADED_POSITIONS_REGISTRY.names()}); set eval_optimal_move_rate=False")
+    return GRADED_POSITIONS_REGISTRY.get(game_name)()
 
 
 def optimal_move_rate(policy: Any, game_name: str, states: np.ndarray, optimal: np.ndarray,
@@ -98,9 +49,7 @@ def losing_positions_vs_any_opponent(policy: Any, game_name: str, agent_player: 
     where the opponent is to move every legal move is followed. Returns the number of distinct terminal
     positions the opponent has won; 0 means no opponent, perfect or not, can beat the agent from this side.
     """
-    import zoo
-
-    game = zoo.make_batch_game(game_name)
+    game = make_batch_game(game_name)
     rng = np.random.default_rng(seed)
     frontier = game.new_states(1)
     lost, seen = 0, set()

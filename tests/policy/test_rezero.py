@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from lzlite.buffer import GameSegment, ReplayBuffer
-from lzlite.buffer.reanalyze import CountingLatentAdapter, reanalyze_buffer
+from lzlite.policy.reanalyze import CountingLatentAdapter, reanalyze_buffer
 from lzlite.config import compile_config, extend_base
 from lzlite.mcts.types import SearchConfig
 

@@ -9,12 +9,14 @@ from typing import Tuple
 
 import numpy as np
 
+from lzlite.registry import GRADED_POSITIONS_REGISTRY
+from zoo._zoo import make_batch_game
 
+
+@GRADED_POSITIONS_REGISTRY.register("connect4")
 def graded_positions() -> Tuple[np.ndarray, np.ndarray]:
     """(states uint8 [M, state_bytes], optimal bool [M, 7])."""
-    import zoo
-
-    game = zoo.make_batch_game("connect4")
+    game = make_batch_game("connect4")
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "eval_positions.json"), encoding="utf-8") as f:
         items = json.load(f)["positions"]
     states = np.stack([game.parse(item["position"]) for item in items])

@@ -19,6 +19,10 @@ reuse), for comparison.
 Batching: B lanes each walk one segment backwards; a lane that reaches its segment's first position
 takes the next segment, so every batched search (but the last few) holds B roots, whatever the
 segment lengths. The dependency V(t + 1) -> position t stays inside one lane.
+
+It lives beside the policy that schedules it (lzlite/policy/rezero.py), not in lzlite/buffer: it runs
+the search, and the buffer sits below the search (docs/architecture.md, "Layers"). It touches the buffer
+only through ``live_segments``, ``read_rows`` and ``write_targets``.
 """
 from __future__ import annotations
 
