@@ -106,7 +106,7 @@ def plot(runs: Dict[str, Scalars], labels: Sequence[str], tags: Sequence[str], x
     starts = {d: min(p[0] for points in s.values() for p in points) for d, s in runs.items()}
     fig, axes = plt.subplots(len(tags), 1, sharex=True, squeeze=False, figsize=(7.0, 1.2 + 1.9 * len(tags)))
     for ax, tag in zip(axes[:, 0], tags):
-        for (run_dir, scalars), label in zip(runs.items(), labels):
+        for i, ((run_dir, scalars), label) in enumerate(zip(runs.items(), labels)):
             points = scalars.get(tag)
             if not points:
                 continue
@@ -115,7 +115,7 @@ def plot(runs: Dict[str, Scalars], labels: Sequence[str], tags: Sequence[str], x
             else:
                 xs = [s for _, s, _ in points]
             ax.plot(xs, [v for _, _, v in points], marker="o" if len(points) <= 60 else None, markersize=3,
-                    linewidth=1.4, label=label)
+                    linewidth=1.4, label=label, color=f"C{i}")  # one colour per run in every panel
         if tag in bars:
             ax.axhline(bars[tag], color="grey", linestyle="--", linewidth=1.0)
         ax.set_ylabel(tag.replace("eval/", ""), fontsize=9)
