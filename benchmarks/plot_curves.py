@@ -152,7 +152,7 @@ def main(argv=None) -> int:
     labels = args.labels or [os.path.basename(os.path.normpath(d)) for d in args.run_dirs]
     title = args.title if args.title is not None else ", ".join(labels)
     plot(runs, labels, tags, args.x, args.out, title, parse_bars(args.bar, tags))
-    print(f"wrote {args.out} ({len(tags)} panels: {', '.join(tags)})")
+    print(f"wrote {args.out}: {', '.join(tags)}")
     return 0
 
 
