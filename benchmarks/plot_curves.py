@@ -33,27 +33,28 @@ def fail(message: str) -> NoReturn:
     sys.exit(2)
 
 
-def event_dirs(run_dir: str) -> List[str]:
-    """The folders under ``run_dir`` that hold TensorBoard event files (``tb/`` for an lzlite run)."""
+def event_dir(run_dir: str) -> str:
+    """The one folder under ``run_dir`` that holds TensorBoard event files (``tb/`` for an lzlite run)."""
     if not os.path.isdir(run_dir):
         fail(f"no such run directory: {run_dir}")
     found = sorted({root for root, _, files in os.walk(run_dir) if any(f.startswith(EVENT_PREFIX) for f in files)})
     if not found:
         fail(f"no TensorBoard event files ({EVENT_PREFIX}.*) under {run_dir}; an lzlite run writes them to "
              f"{os.path.join(run_dir, 'tb')}")
-    return found
+    if len(found) > 1:  # a resumed run appends to the same tb/ folder, so several folders are several runs
+        fail(f"event files in {len(found)} folders under {run_dir} ({', '.join(found[:3])}"
+             f"{', ...' if len(found) > 3 else ''}): pass each run directory on its own")
+    return found[0]
 
 
 def read_run(run_dir: str) -> Scalars:
-    """Every scalar of one run, merged over its event folders (a resumed run appends event files)."""
+    """Every scalar of one run (a resumed run's event files included)."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    scalars: Scalars = {}
-    for folder in event_dirs(run_dir):
-        acc = EventAccumulator(folder, size_guidance={"scalars": 0})  # 0: keep every point, no sampling
-        acc.Reload()
-        for tag in acc.Tags()["scalars"]:
-            scalars.setdefault(tag, []).extend((e.wall_time, e.step, e.value) for e in acc.Scalars(tag))
+    acc = EventAccumulator(event_dir(run_dir), size_guidance={"scalars": 0})  # 0: keep every point, no sampling
+    acc.Reload()
+    scalars: Scalars = {tag: [(e.wall_time, e.step, e.value) for e in acc.Scalars(tag)]
+                        for tag in acc.Tags()["scalars"]}
     if not scalars:
         fail(f"the event files under {run_dir} hold no scalars")
     for points in scalars.values():
