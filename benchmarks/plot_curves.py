@@ -10,7 +10,8 @@ against env steps). One panel per tag, one line per run. ``--x wall_minutes`` co
 logged scalar, so a run paused and resumed includes the pause. Tags may be shell-style patterns
 (``eval/*/win``); by default the optimal-move rate, the never-lose check's losing lines, every bot's win
 rate and the mean return, whichever the run logged. ``--bar TAG=VALUE`` draws a bar as a dashed line on
-that tag's panel. Needs matplotlib: ``pip install -e ".[plot]"``.
+that tag's panel; ``--symlog PATTERN ...`` gives the matching panels a symmetric log scale (counts such as
+losing lines that fall from hundreds to a few). Needs matplotlib: ``pip install -e ".[plot]"``.
 """
 from __future__ import annotations
 
@@ -96,7 +97,7 @@ def parse_bars(texts: Sequence[str], tags: Sequence[str]) -> Dict[str, float]:
 
 
 def plot(runs: Dict[str, Scalars], labels: Sequence[str], tags: Sequence[str], x: str, out: str,
-         title: str, bars: Dict[str, float]) -> None:
+         title: str, bars: Dict[str, float], symlog: Sequence[str] = ()) -> None:
     try:
         import matplotlib
     except ImportError:
@@ -117,6 +118,9 @@ def plot(runs: Dict[str, Scalars], labels: Sequence[str], tags: Sequence[str], x
                 xs = [s for _, s, _ in points]
             ax.plot(xs, [v for _, _, v in points], marker="o" if len(points) <= 60 else None, markersize=3,
                     linewidth=1.4, label=label, color=f"C{i}")  # one colour per run in every panel
+        if any(fnmatch.fnmatchcase(tag, pattern) for pattern in symlog):
+            ax.set_yscale("symlog", linthresh=1.0)  # linear from 0 to 1, logarithmic above
+            ax.set_ylim(-0.3, max(ax.get_ylim()[1], 1.5))  # an all-zero panel keeps readable ticks
         if tag in bars:
             ax.axhline(bars[tag], color="grey", linestyle="--", linewidth=1.0)
         ax.set_ylabel(tag.replace("eval/", ""), fontsize=9)
@@ -143,6 +147,8 @@ def main(argv=None) -> int:
                    help=f"tags or patterns, one panel each (default: {' '.join(DEFAULT_TAGS)}, those logged)")
     p.add_argument("--bar", action="append", default=[], metavar="TAG=VALUE",
                    help="a dashed horizontal line on that tag's panel (repeatable)")
+    p.add_argument("--symlog", nargs="+", default=[], metavar="PATTERN",
+                   help="tags or patterns whose panels get a symmetric log scale")
     p.add_argument("--labels", nargs="+", default=None, help="legend label per run (default: the folder names)")
     p.add_argument("--title", default=None, help="figure title (default: the run folder names)")
     args = p.parse_args(argv)
@@ -152,7 +158,7 @@ def main(argv=None) -> int:
     tags = resolve_tags(args.tags or DEFAULT_TAGS, runs, explicit=args.tags is not None)
     labels = args.labels or [os.path.basename(os.path.normpath(d)) for d in args.run_dirs]
     title = args.title if args.title is not None else ", ".join(labels)
-    plot(runs, labels, tags, args.x, args.out, title, parse_bars(args.bar, tags))
+    plot(runs, labels, tags, args.x, args.out, title, parse_bars(args.bar, tags), args.symlog)
     print(f"wrote {args.out}: {', '.join(tags)}")
     return 0
 
