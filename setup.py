@@ -85,6 +85,7 @@ setup(
         "test": ["pytest>=7", "gymnasium>=0.29"],  # the zoo-config tests run CartPole too
         "gym": ["gymnasium>=0.29"],
         "wandb": ["wandb"],
+        "plot": ["matplotlib>=3.5"],  # benchmarks/plot_curves.py
     },
     zip_safe=False,
 )

@@ -37,14 +37,14 @@ With ``--real-search N`` (MuZero family) it plays N games against each evaluatio
 representation and prediction heads searched over the REAL game (AlphaZero's search, Gumbel root when the
 config's is; the config's simulations and c_scale) and grades that search's moves on the positions: what
 the agent would play if its learned dynamics were exact. Far stronger than the run's own evaluation means
-the learned model's dynamics, not its value and policy, is what holds the agent back (Connect Four
-Gumbel MuZero, session 15: at 16k env steps optimal-move rate 0.89 and 35% of 40 games against
+the learned model's dynamics, not its value and policy, is what holds the agent back (a 32-channel
+Connect Four Gumbel MuZero at 16k env steps: optimal-move rate 0.89 and 35% of 40 games against
 alpha-beta through the real game, 0.735 and 0% through its dynamics).
 
 With ``--games N`` (Connect Four) it plays N games against the depth-4 alpha-beta bot as the evaluator
 does and prints each distinct game once, with its count and the agent's moves that the exact solver says
 threw a result away (win -> draw or loss, draw -> loss): whether the losses are opening knowledge or late
-tactics (Connect Four Gumbel MuZero, session 25: every first-player game lost by one move at ply 2, 3,3,4
+tactics (a Connect Four Gumbel MuZero checkpoint lost every first-player game by one move at ply 2, 3,3,4
 where only 3,3,3 keeps the win).
 
 With ``--buffer`` it also counts each ``--line``'s position in the checkpoint's replay buffer (see
@@ -203,8 +203,8 @@ def buffer_line_report(ckpt: dict, game: str, lines: list) -> list:
     Per line: the number of sampleable rows (moves, not final states) whose observation is that position or
     its left-right mirror, out of all live rows, with the mean stored search value (mover's view) and mean
     policy target over those rows (mirrored rows' targets mirrored back). A line the evaluation games run
-    through but self-play hardly reaches is one the network has not been taught (Connect Four Gumbel MuZero,
-    session 28: 3,3 held 13-19 times in 50k).
+    through but self-play hardly reaches is one the network has not been taught (Connect Four Gumbel MuZero
+    self-play: 3,3 held 13-19 times in 50k).
     """
     arrays = (ckpt.get("buffer") or {}).get("arrays")
     if arrays is None:
