@@ -15,7 +15,7 @@ loop stays the paper's; ``zoo/connect4/grounded_muzero.py`` is one.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
 import torch

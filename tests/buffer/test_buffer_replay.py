@@ -65,15 +65,15 @@ def test_extras_are_gathered_along_the_unroll_and_saved():
         segs.append(seg)
     buf = ReplayBuffer(dict(replay_buffer_size=100, num_unroll_steps=4, td_steps=2, unroll_fields=["tag"]))
     buf.push_segments(segs)
-    batch = buf.sample(32, np.random.default_rng(0))
-    for b in range(32):
+    batch = buf.sample(8, np.random.default_rng(0))
+    for b in range(8):
         seg_id, t = (int(x) for x in batch.obs[b])
         for k in range(5):
             want = [seg_id, t + k + 1.0] if t + k < [3, 5][seg_id] else [0.0, 0.0]
             np.testing.assert_array_equal(batch.unrolled["tag"][b, k], want)
     other = ReplayBuffer(dict(replay_buffer_size=100, num_unroll_steps=4, td_steps=2, unroll_fields=["tag"]))
     other.load_state_dict(buf.state_dict())
-    np.testing.assert_array_equal(other.sample(32, np.random.default_rng(0)).unrolled["tag"], batch.unrolled["tag"])
+    np.testing.assert_array_equal(other.sample(8, np.random.default_rng(0)).unrolled["tag"], batch.unrolled["tag"])
     plain = GameSegment(A)
     plain.append(np.zeros(2, np.float32), 0, 0.0, 0, np.ones(A, bool), 0.0, np.ones(A))
     plain.close(None, done=True)

@@ -5,9 +5,9 @@ import textwrap
 
 import pytest
 
-from lzlite.config import compile_config
+from lzlite.config import ConfigError, compile_config
 from lzlite.entry import train_alphazero
-from lzlite.registry import LEARNER_REGISTRY, RegistryError
+from lzlite.registry import LEARNER_REGISTRY
 from lzlite.worker.checkpoint import load_checkpoint
 from lzlite.worker.learner import Learner
 from tiny_configs import tiny_config
@@ -87,5 +87,6 @@ def test_a_registered_evaluator_scores_the_run(tmp_path, user_module):
 def test_an_unknown_learner_lists_the_known_ones(tmp_path):
     main, create = tiny_config("alphazero")
     create["learner"] = dict(type="base_lerner")
-    with pytest.raises(RegistryError, match="Did you mean 'base_learner'"):
+    with pytest.raises(ConfigError, match="create_config.learner.type: unknown learner 'base_lerner'. Did you mean "
+                                          "'base_learner'"):
         train_alphazero([main, create], seed=0, max_env_step=40, run_dir=str(tmp_path), progress=False)

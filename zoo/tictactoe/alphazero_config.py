@@ -9,7 +9,7 @@ main_config, create_config = extend_base(
     dict(
         exp_name="tictactoe_alphazero",
         # 16k env steps ended at 0.9898-0.9923 over seeds 0-3 and machines (one losing line on an AMX CPU); 24k
-        # ended at 0.992-0.9945 with no losing line over seeds 0-5 (docs/results.md, session 14): a margin
+        # ended at 0.992-0.9945 with no losing line over seeds 0-5 (docs/results.md, tic-tac-toe AlphaZero): a margin
         max_env_step=24000,
         env=dict(battle_mode="self_play_mode"),
         policy=dict(
