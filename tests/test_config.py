@@ -125,6 +125,7 @@ def test_an_alphazero_config_offers_no_muzero_keys():
         compile_config(dict(policy=dict(num_unroll_steps=5)), create)
     cfg = compile_config(dict(policy=dict(num_unroll_steps=0)), create)  # a resolved config.py restates it
     assert cfg.policy.num_unroll_steps == 0 and cfg.policy.reanalyze_ratio == 0.0
+    assert compile_config(dict(), create).policy.num_unroll_steps == 0  # no policy section: the defaults
 
 
 def test_int_widens_to_float_and_open_dicts_accept_anything():

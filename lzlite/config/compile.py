@@ -244,7 +244,8 @@ def compile_config(
     policy_cls, _ = _component_defaults(_reg.POLICY_REGISTRY, create.policy.type, "policy")
     policy_defaults, fixed = _policy_defaults(policy_cls, create, main_config.get("policy"))
     defaults = dict(TOP_LEVEL_DEFAULTS, env=env_defaults, policy=policy_defaults)
-    main_config = dict(main_config, policy=_take_fixed(main_config.get("policy"), fixed, create.policy.type))
+    if "policy" in main_config:
+        main_config = dict(main_config, policy=_take_fixed(main_config["policy"], fixed, create.policy.type))
     cfg = merge_strict(defaults, main_config, "main_config")
     cfg.policy.update(fixed)
     if seed is not None:
