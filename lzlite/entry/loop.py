@@ -208,7 +208,7 @@ def train(
         ddp.ddp_synchronize()  # nobody exits before rank 0's final checkpoint is written
         if own_group:
             ddp.teardown_ddp()
-    policy.final_eval = last_eval
+    policy.final_eval.update(last_eval)  # the documented Policy.final_eval (rank 0's; empty on other ranks)
     return policy
 
 

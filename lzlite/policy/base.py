@@ -179,6 +179,9 @@ class Policy:
                 raise ValueError(f"policy.eval_c_scale must be a positive number or None, got {c!r}")
             self.eval_search_cfg = dataclasses.replace(self.eval_search_cfg, c_scale=float(c))
         self._adapters: Dict[str, Any] = {}
+        #: the statistics of the last evaluation of a training run (``lzlite.entry.train`` returns the policy with
+        #: them, as LightZero's entry functions return theirs); empty before one
+        self.final_eval: Dict[str, float] = {}
 
     def _resolve_dtype(self, key: str, value: Any) -> str:
         """'float32' or 'bfloat16' for a dtype key's value ('auto': bfloat16 where ``fast_bfloat16``)."""
