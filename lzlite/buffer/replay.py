@@ -17,11 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
+import torch
 from easydict import EasyDict
 
 from lzlite.buffer import targets as T
 from lzlite.buffer.game_segment import GameSegment, SegmentArrays
 from lzlite.buffer.sum_tree import SumTree
+from lzlite.config import merge_strict
 from lzlite.registry import BUFFER_REGISTRY
 
 __all__ = ["Batch", "ReplayBuffer", "PrioritizedReplayBuffer", "ReanalyzeFn"]
@@ -91,8 +93,6 @@ class ReplayBuffer:
         )
 
     def __init__(self, cfg: Optional[Mapping] = None) -> None:
-        from lzlite.config import merge_strict  # late import: lzlite.config imports the registry
-
         self.cfg = merge_strict(self.default_config(), cfg, type(self).__name__)
         c = self.cfg
         for key in ("replay_buffer_size", "batch_size", "td_steps"):
@@ -222,8 +222,6 @@ class ReplayBuffer:
 
     def state_dict(self) -> Dict[str, Any]:
         """Everything needed to resume sampling exactly: tensors and numbers only (weights_only-safe)."""
-        import torch
-
         state: Dict[str, Any] = {k: getattr(self, k) for k in self._STATE_SCALARS}
         if self._obs is not None:
             state["obs_shape"] = list(self.obs_shape)
@@ -523,8 +521,6 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         self._alpha = float(self.cfg.priority_prob_alpha) if self.cfg.use_priority else 0.0
 
     def state_dict(self) -> Dict[str, Any]:
-        import torch
-
         state = super().state_dict()
         state["max_priority"] = float(self._max_priority)
         state["tree"] = torch.from_numpy(self._tree._tree.copy())

@@ -19,7 +19,9 @@ from lzlite.entry.utils import calculate_update_per_collect, set_global_seed
 from lzlite.envs.vector import make_vector_env
 from lzlite.registry import (BUFFER_REGISTRY, COLLECTOR_REGISTRY, ENV_REGISTRY, EVALUATOR_REGISTRY, LEARNER_REGISTRY,
                              POLICY_REGISTRY)
-from lzlite.worker.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from lzlite.distributed import ddp
+from lzlite.telemetry.logger import RunLogger
+from lzlite.worker.checkpoint import CheckpointError, latest_checkpoint, load_checkpoint, save_checkpoint
 
 __all__ = ["train", "build_components", "UNLIMITED"]
 
@@ -116,8 +118,6 @@ def train(
     max_env_step = _stop_limit(max_env_step, cfg.max_env_step)
     run_dir = run_dir or os.path.join("runs", cfg.exp_name)
     ckpt_dir = os.path.join(run_dir, "ckpt")
-    from lzlite.distributed import ddp
-
     ddp.check_launch(cfg.policy.batch_size)  # a bad launch fails here, before any work
     own_group = ddp.setup_ddp(cfg) if ddp.is_ddp_enabled() else False
     rank, world_size = ddp.get_rank(), ddp.get_world_size()
@@ -152,8 +152,6 @@ def train(
             sample_rng = np.random.default_rng([cfg.seed, rank, 2, learner.train_iter])
             collector.rng = np.random.default_rng([cfg.seed, 1, learner.train_iter])
             set_global_seed(cfg.seed + 7919 * learner.train_iter)
-
-    from lzlite.telemetry.logger import RunLogger
 
     logger = RunLogger(run_dir, enabled=(rank == 0), progress=progress,
                        total=max_env_step if max_env_step < UNLIMITED else max_train_iter,
@@ -261,8 +259,6 @@ def _evaluate(evaluator, logger, ckpt_dir, policy, learner, env_steps, best) -> 
 
 
 def _restore(state, policy, learner, collector, buffer, rng) -> None:
-    from lzlite.worker.checkpoint import CheckpointError
-
     try:
         policy.load_state_dict(state["policy"])
         learner.load_state_dict(state["learner"])

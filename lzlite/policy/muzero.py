@@ -23,6 +23,7 @@ import torch.nn.functional as F
 from easydict import EasyDict
 
 from lzlite.buffer.game_segment import StepField
+from lzlite.mcts.adapters import LatentModelAdapter
 from lzlite.model.support import scalar_to_support
 from lzlite.policy.base import Policy
 from lzlite.registry import POLICY_REGISTRY
@@ -85,8 +86,6 @@ class MuZeroPolicy(Policy):
         return self._latent_adapter(model)
 
     def _latent_adapter(self, model: torch.nn.Module) -> Any:
-        from lzlite.mcts.adapters import LatentModelAdapter
-
         return LatentModelAdapter(model, model.value_to_scalar, model.to_scalar, self.device)
 
     def _hook_root_input(self, venv: Any, idx: np.ndarray) -> Any:

@@ -15,6 +15,7 @@ import numpy as np
 from easydict import EasyDict
 
 from lzlite.buffer.game_segment import GameSegment
+from lzlite.envs.games import make_bot
 from lzlite.registry import COLLECTOR_REGISTRY
 
 __all__ = ["Collector"]
@@ -68,8 +69,6 @@ class Collector:
             self._new_bot(seed=0)  # an unknown kind fails now (make_bot names the nearest), not at the first collect
 
     def _new_bot(self, seed: int) -> Any:
-        from lzlite.envs.games import make_bot
-
         kwargs: Dict[str, Any] = {"seed": seed}
         if self.bot_kind == "alpha_beta":
             kwargs["depth"] = int(self.cfg.collect_bot_depth)
