@@ -70,6 +70,9 @@ CREATE_DEFAULTS = dict(
 
 _NUMBER = (int, float)
 
+# Seeds are offset per rank and per component (cfg.seed + 7919 ...), so the range keeps room below numpy's 2**32.
+MAX_SEED = 2**31
+
 
 def _type_name(value: Any) -> str:
     if isinstance(value, bool):
@@ -249,9 +252,12 @@ def compile_config(
     cfg = merge_strict(defaults, main_config, "main_config")
     cfg.policy.update(fixed)
     if seed is not None:
-        cfg.seed = int(seed)
+        cfg.seed = seed
     elif cfg.seed is None:
         cfg.seed = 0
+    if isinstance(cfg.seed, bool) or not isinstance(cfg.seed, int) or not 0 <= cfg.seed < MAX_SEED:
+        raise ConfigError(f"seed must be an int in [0, {MAX_SEED - 1}] (numpy's seed range, less room for the "
+                          f"per-rank and per-component offsets), got {cfg.seed!r}")
     cfg.create = create
     if save_dir is not None:
         save_config(cfg, os.path.join(save_dir, "config.py"))

@@ -13,6 +13,7 @@ import sys
 from typing import List, Optional
 
 from lzlite.config import ConfigError, load_config_file
+from lzlite.config.compile import MAX_SEED
 from lzlite.distributed.ddp import DistributedError
 from lzlite.entry import get_entry
 from lzlite.registry import POLICY_REGISTRY, RegistryError, import_modules
@@ -36,6 +37,28 @@ the key and suggest the nearest valid one. The resolved config is written to <ru
 """
 
 
+def _positive_int(text: str) -> int:
+    """argparse type: an int >= 1 (a step limit of 0 or less would train nothing)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive int, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1 (leave it out for no limit), got {value}")
+    return value
+
+
+def _seed(text: str) -> int:
+    """argparse type: a seed in [0, MAX_SEED)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an int, got {text[:40]!r}") from None
+    if not 0 <= value < MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be in [0, {MAX_SEED - 1}], got {text[:40]}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m lzlite.entry",
@@ -44,13 +67,17 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--cfg", required=True, metavar="FILE", help="config file defining main_config and create_config")
-    p.add_argument("--seed", type=int, default=None, help="random seed (default: main_config.seed, else 0)")
-    p.add_argument("--max-env-step", type=int, default=None, metavar="N", help="stop after N collected env steps")
-    p.add_argument("--max-train-iter", type=int, default=None, metavar="N", help="stop after N learner updates")
+    p.add_argument("--seed", type=_seed, default=None, help="random seed (default: main_config.seed, else 0)")
+    p.add_argument("--max-env-step", type=_positive_int, default=None, metavar="N",
+                   help="stop after N collected env steps")
+    p.add_argument("--max-train-iter", type=_positive_int, default=None, metavar="N",
+                   help="stop after N learner updates")
     p.add_argument("--entry", default=None, metavar="NAME", help="entry function to run (overrides the config)")
     p.add_argument("--run-dir", default=None, metavar="DIR",
                    help="where logs, checkpoints and the resolved config go (default: runs/<exp_name>)")
     p.add_argument("--resume", action="store_true", help="continue from the last checkpoint in the run dir")
+    p.add_argument("--force", action="store_true",
+                   help="start afresh in a run dir that already holds a run, overwriting its checkpoints")
     p.add_argument("--model-path", default=None, metavar="CKPT", help="initialise the model from a checkpoint")
     p.add_argument("--device", default=None, help="torch device, e.g. cpu or cuda:0 (default: the config's)")
     return p
@@ -94,7 +121,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         kwargs = dict(seed=args.seed, max_env_step=args.max_env_step, max_train_iter=args.max_train_iter,
                       model_path=args.model_path)
         if name.startswith("train_"):
-            kwargs.update(run_dir=args.run_dir, resume=args.resume, device=args.device)
+            kwargs.update(run_dir=args.run_dir, resume=args.resume, force=args.force, device=args.device)
         result = fn([main_config, create_config], **{k: v for k, v in kwargs.items() if v is not None and v is not False})
         if name.startswith("eval_"):
             print(format_summary(result, title="evaluation"))

@@ -21,7 +21,8 @@ from lzlite.registry import (BUFFER_REGISTRY, COLLECTOR_REGISTRY, ENV_REGISTRY, 
                              POLICY_REGISTRY)
 from lzlite.distributed import ddp
 from lzlite.telemetry.logger import RunLogger
-from lzlite.worker.checkpoint import CheckpointError, latest_checkpoint, load_checkpoint, save_checkpoint
+from lzlite.worker.checkpoint import (CheckpointError, latest_checkpoint, load_checkpoint, remove_stale_temp_files,
+                                     save_checkpoint)
 
 __all__ = ["train", "build_components", "UNLIMITED"]
 
@@ -36,10 +37,17 @@ def _split_input(input_cfg: Any) -> Sequence[dict]:
     return input_cfg
 
 
-def _stop_limit(given: Optional[int], configured: Optional[int]) -> int:
-    """The argument's limit, else main_config's, else UNLIMITED; None, 0 and values >= UNLIMITED set none."""
-    for value in (given, configured):
-        if value and int(value) < UNLIMITED:
+def _stop_limit(name: str, given: Optional[int], configured: Optional[int]) -> int:
+    """The argument's limit, else main_config's, else UNLIMITED; None and values >= UNLIMITED set none.
+
+    A limit below 1 would train nothing (LightZero's scripts never pass one): a ConfigError names it.
+    """
+    for where, value in (("the argument", given), (f"main_config.{name}", configured)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 1:
+            raise ConfigError(f"{name} ({where}) must be a positive number of steps or None (no limit), got {value!r}")
+        if int(value) < UNLIMITED:
             return int(value)
     return UNLIMITED
 
@@ -95,6 +103,7 @@ def train(
     resume: bool = False,
     device: Optional[str] = None,
     progress: bool = True,
+    force: bool = False,
 ) -> Any:
     """Train the experiment ``input_cfg`` describes and return the trained policy.
 
@@ -106,7 +115,10 @@ def train(
         max_train_iter / max_env_step: stop limits (default: main_config's, else unlimited). None and values
             >= ``UNLIMITED`` (LightZero's ``int(1e10)``) mean the same: main_config's limit, else none.
         run_dir: where the resolved config, TensorBoard logs and checkpoints go (runs/<exp_name>).
-        resume: continue from ``run_dir/ckpt/last.pt`` (weights, optimizer, schedule, counters, RNG).
+        resume: continue from ``run_dir/ckpt/last.pt`` (weights, optimizer, schedule, counters, RNG). A refused
+            resume (no checkpoint, or one of another config) changes no file.
+        force: start afresh in a run dir that already holds a run's checkpoints, overwriting them (without it,
+            that is a ConfigError: nothing trained is overwritten by accident).
         device: torch device overriding the config.
         progress: show a tqdm progress bar.
     """
@@ -114,15 +126,22 @@ def train(
     cfg = compile_config(main_config, create_config, seed=seed)
     if device is not None:
         cfg.policy.device = device
-    max_train_iter = _stop_limit(max_train_iter, cfg.max_train_iter)
-    max_env_step = _stop_limit(max_env_step, cfg.max_env_step)
+    max_train_iter = _stop_limit("max_train_iter", max_train_iter, cfg.max_train_iter)
+    max_env_step = _stop_limit("max_env_step", max_env_step, cfg.max_env_step)
     run_dir = run_dir or os.path.join("runs", cfg.exp_name)
     ckpt_dir = os.path.join(run_dir, "ckpt")
+    if resume:
+        latest_checkpoint(ckpt_dir)  # no checkpoint: refused before anything is written
+    elif not force and os.path.isfile(os.path.join(ckpt_dir, "last.pt")):
+        raise ConfigError(f"run dir '{run_dir}' already holds a run ({os.path.join(ckpt_dir, 'last.pt')}): continue it "
+                          f"with --resume, start a new one with another --run-dir, or overwrite it with --force")
     ddp.check_launch(cfg.policy.batch_size)  # a bad launch fails here, before any work
     own_group = ddp.setup_ddp(cfg) if ddp.is_ddp_enabled() else False
     rank, world_size = ddp.get_rank(), ddp.get_world_size()
     if rank == 0:
-        save_config(cfg, os.path.join(run_dir, "config.py"))
+        remove_stale_temp_files(ckpt_dir)  # a kill during a checkpoint write leaves one behind
+        if not resume:  # a resumed run writes its config once the checkpoint has loaded
+            save_config(cfg, os.path.join(run_dir, "config.py"))
     cfg.seed = cfg.seed + rank  # each rank plays its own games (envs, search noise); rank 0 keeps the seed
     set_global_seed(cfg.seed)
     if cfg.policy.num_threads > 0:
@@ -146,6 +165,8 @@ def train(
     if resume:
         state = load_checkpoint(latest_checkpoint(ckpt_dir))
         _restore(state, policy, learner, collector, buffer, sample_rng)
+        if rank == 0:
+            save_config(cfg, os.path.join(run_dir, "config.py"))
         env_steps = int(state["counters"]["env_steps"])
         best["score"] = state["counters"].get("best_score")
         if rank > 0:  # the checkpoint holds rank 0's generators: give this rank its own streams again

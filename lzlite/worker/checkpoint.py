@@ -7,7 +7,7 @@ from typing import Any, Dict
 
 import torch
 
-__all__ = ["CheckpointError", "save_checkpoint", "load_checkpoint", "latest_checkpoint"]
+__all__ = ["CheckpointError", "save_checkpoint", "load_checkpoint", "latest_checkpoint", "remove_stale_temp_files"]
 
 FORMAT_VERSION = 1
 
@@ -49,6 +49,19 @@ def load_checkpoint(path: str, map_location: Any = "cpu") -> Dict[str, Any]:
     if not isinstance(state, dict) or state.get("lzlite_checkpoint_version") != FORMAT_VERSION:
         raise CheckpointError(f"'{path}' is not an lzlite checkpoint (format version {FORMAT_VERSION} expected)")
     return state
+
+
+def remove_stale_temp_files(ckpt_dir: str) -> int:
+    """Delete the ``*.pt.tmp.<pid>`` files a kill during ``save_checkpoint`` left in ``ckpt_dir``; their count.
+
+    Called when a run starts, so no other writer of this run is alive (only rank 0 writes checkpoints).
+    """
+    if not os.path.isdir(ckpt_dir):
+        return 0
+    stale = [name for name in os.listdir(ckpt_dir) if ".pt.tmp." in name]
+    for name in stale:
+        os.remove(os.path.join(ckpt_dir, name))
+    return len(stale)
 
 
 def latest_checkpoint(ckpt_dir: str) -> str:
