@@ -12,8 +12,9 @@ Prints, over the positions the optimal-move rate is graded on (``zoo/<game>/eval
 * value (when the positions carry solver scores, e.g. Connect Four): how often the sign of the value
   head agrees with the solver on decided positions, and the mean |v|;
 * search values (with solver scores): one evaluation search per position; for the root's visit-weighted
-  mean return (``root_value='mean'``) and the chosen move's Q (``'chosen_q'``), the squared error to the
-  sign of the solver's score and the sign agreement on decided positions: which one to bootstrap from.
+  mean return (``search_mean_*``, the stored root value) and the Q of the move the search played
+  (``search_move_q_*``), the squared error to the sign of the solver's score and the sign agreement on
+  decided positions.
 
 With ``--line 3,3,3,3`` (repeatable) it also prints, after each move sequence, the network's value
 and prior and the eval search's improved policy, Q values, visits and move: what the agent believes
@@ -55,7 +56,6 @@ It tells a weak network from a weak search: ``optimal_move_rate`` in training lo
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import sys
@@ -126,19 +126,18 @@ def report(model: torch.nn.Module, game: str) -> dict:
 
 
 def search_report(policy, game: str, scores: np.ndarray) -> dict:
-    """Value estimates of one eval-mode search per graded position, against the solver's sign."""
+    """Value estimates of one eval-mode search per graded position, against the solver's sign: the root value
+    (the visit-weighted mean) and the played move's Q (the mean where that move has no visits)."""
     states, _ = graded_positions(game)
     venv = BoardVectorEnv(game, len(states))
     venv.states[:] = states
+    rows = np.arange(len(states))
+    searched = policy.act(venv, rows, np.random.default_rng(0), mode="eval")
+    visited = searched.visit_counts[rows, searched.action] > 0
+    move_q = np.where(visited, searched.qvalues[rows, searched.action], searched.root_value)
     out = {}
     target, decided = np.sign(scores), scores != 0
-    base = policy.eval_search_cfg
-    for kind in ("mean", "chosen_q"):
-        policy.eval_search_cfg = dataclasses.replace(base, root_value=kind)
-        try:
-            v = policy.act(venv, np.arange(len(states)), np.random.default_rng(0), mode="eval").root_value
-        finally:
-            policy.eval_search_cfg = base
+    for kind, v in (("mean", searched.root_value), ("move_q", move_q)):
         out[f"search_{kind}_sq_err"] = float(((v - target) ** 2).mean())
         out[f"search_{kind}_sign"] = float((np.sign(v[decided]) == target[decided]).mean())
     return out

@@ -33,7 +33,6 @@ def evaluate(
     num_simulations: Optional[int] = None,
     bots: Optional[Sequence[str]] = None,
     bot_depth: Optional[int] = None,
-    c_scale: Optional[float] = None,
     device: Optional[str] = None,
     **_: Any,
 ) -> Dict[str, float]:
@@ -48,7 +47,6 @@ def evaluate(
         num_simulations: overrides the evaluation search's simulations (``policy.eval_num_simulations``).
         bots: overrides ``policy.eval_bots`` (zoo bot kinds, e.g. ``['alpha_beta']``).
         bot_depth: overrides ``policy.eval_bot_depth`` (the alpha-beta bot's depth).
-        c_scale: overrides the Gumbel evaluation search's c_scale (``policy.eval_c_scale``).
         device: overrides ``policy.device`` (evaluate a GPU run's checkpoint on a CPU with ``'cpu'``).
     """
     main_config, create_config = _split_input(input_cfg)
@@ -61,8 +59,6 @@ def evaluate(
         cfg.policy.eval_bots = list(bots)
     if bot_depth is not None:
         cfg.policy.eval_bot_depth = int(bot_depth)
-    if c_scale is not None:
-        cfg.policy.eval_c_scale = float(c_scale)
     if device is not None:
         cfg.policy.device = device
     parts = build_components(cfg, model)
@@ -101,8 +97,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bots", nargs="+", default=None, metavar="KIND",
                    help="bots to play: random, rule, alpha_beta, perfect (default: the config's eval_bots)")
     p.add_argument("--bot-depth", type=int, default=None, metavar="D", help="alpha-beta depth (default: the config's)")
-    p.add_argument("--c-scale", type=float, default=None, metavar="C",
-                   help="Gumbel: the evaluation search's c_scale (default: eval_c_scale, else c_scale)")
     p.add_argument("--seed", type=int, default=0, help="seed of the bots' tie-breaks and the search")
     p.add_argument("--device", default=None, help="torch device, e.g. cpu or cuda:0 (default: the config's)")
     return p
@@ -117,7 +111,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 raise ConfigError(f"{name} must be at least 1, got {value}")
         stats = evaluate(load_config_file(args.cfg), seed=args.seed, model_path=args.ckpt,
                          num_episodes=args.episodes, num_simulations=args.simulations, bots=args.bots,
-                         bot_depth=args.bot_depth, c_scale=args.c_scale, device=args.device)
+                         bot_depth=args.bot_depth, device=args.device)
     except (ConfigError, RegistryError, CheckpointError, ValueError) as e:
         print(f"lzlite.eval: error: {e}", file=sys.stderr)
         return 2

@@ -182,13 +182,6 @@ def search(adapter: SearchAdapter, root: RootOutput, cfg: Any, rng: np.random.Ge
         chosen = select_action(out["visit_counts"], temperature, rng)
         if greedy is not None:
             chosen[greedy] = select_action(out["visit_counts"][greedy], 0.0, rng)
-    root_value = np.array(out["root_value"], np.float32)
-    if cfg.root_value == "chosen_q":
-        rows = np.arange(B)
-        visited = np.asarray(out["visit_counts"])[rows, chosen] > 0
-        root_value = np.where(visited, np.asarray(out["qvalues"], np.float32)[rows, chosen], root_value)
-    elif cfg.root_value != "mean":
-        raise ValueError(f"search root_value must be 'mean' or 'chosen_q', got {cfg.root_value!r}")
     root_prior = masked_softmax(np.asarray(logits, np.float64), legal.astype(bool))
     if noise is not None:
         root_prior = np.where(legal.astype(bool), (1 - cfg.root_noise_weight) * root_prior
@@ -196,7 +189,7 @@ def search(adapter: SearchAdapter, root: RootOutput, cfg: Any, rng: np.random.Ge
     return SearchOutput(
         action=chosen,
         visit_counts=np.array(out["visit_counts"], np.int32),
-        root_value=root_value,
+        root_value=np.array(out["root_value"], np.float32),
         qvalues=np.array(out["qvalues"], np.float32),
         improved_policy=np.array(out["improved_policy"], np.float32),
         root_prior=root_prior.astype(np.float32),

@@ -57,8 +57,7 @@ class SearchOutput:
     Attributes:
         action: int64 [B], the action to play.
         visit_counts: int32 [B, A], root children visits (sum S per root).
-        root_value: float32 [B], the root's value from the root player's view: the mean return, or the chosen
-            action's Q under SearchConfig.root_value="chosen_q".
+        root_value: float32 [B], mean return at the root (root player's view).
         qvalues: float32 [B, A], Q of each root child from the root's view; 0 where unvisited.
         improved_policy: float32 [B, A], the policy target (PUCT: normalised visits; Gumbel:
             softmax(logits + sigma(completed Q)) over legal actions).
@@ -109,8 +108,6 @@ def default_config() -> EasyDict:
         c_visit=50.0,  # Gumbel sigma(q) = (c_visit + max N) * c_scale * q
         c_scale=1.0,  # Gumbel sigma scale (0.1 with rescale_values, as in mctx)
         rescale_values=False,  # Gumbel: min-max rescale completed Q to [0, 1] before sigma
-        root_value="mean",  # the search's root value: "mean" (visit-weighted mean return) or "chosen_q" (Q of
-        #  the chosen action, the mean where it has no visits)
         backend="c",  # tree backend: "c" (C++ lzlite.mcts.ctree, fast) or "py" (numpy ptree, the spec)
     ))
 
@@ -131,7 +128,6 @@ class SearchConfig:
     c_visit: float = 50.0
     c_scale: float = 1.0
     rescale_values: bool = False
-    root_value: str = "mean"
     backend: str = "c"
 
     @classmethod

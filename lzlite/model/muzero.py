@@ -10,9 +10,7 @@ Two variants share one inference API (``_MuZeroBase``):
 ``initial_inference(obs)`` runs h then f; ``recurrent_inference(latent, action)`` runs g then f.
 Both return an :class:`MZNetworkOutput`. Heads output support logits [B, V] (``V = 2 *
 support_scale + 1``, see :mod:`lzlite.model.support`) when ``categorical_distribution`` is true,
-else raw scalars [B, 1]; :meth:`_MuZeroBase.to_scalar` turns either into [B]. With ``tanh_value`` the
-value head is one tanh unit [B, 1] instead; :meth:`_MuZeroBase.value_to_scalar` decodes the value head
-either way.
+else raw scalars [B, 1]; :meth:`_MuZeroBase.to_scalar` turns either into [B].
 
 Values are from the view of the player to move in the state the latent stands for (the lzlite sign
 convention); the network itself is sign-agnostic, the targets decide.
@@ -69,7 +67,6 @@ _SHARED_DEFAULTS = dict(
     support_scale=300,  # S: value/reward support is -S..S (V = 2S+1 bins) after h(x); LightZero 300, board games ~10
     categorical_distribution=True,  # heads predict support logits [B, V]; False: scalar heads [B, 1]
     support_transform=True,  # two-hot h(x) (MuZero); False: two-hot x itself, for values in [-S, S] (board games, S=1)
-    tanh_value=False,  # True: the value is one tanh unit in [-1, 1] (AlphaZero's), squared error; reward unchanged
     last_linear_layer_init_zero=True,  # zero the last Linear of each head: uniform prior, zero value at init
     state_norm=False,  # min-max normalise every latent into [0, 1] per sample (MuZero appendix G)
     self_supervised_learning_loss=False,  # build the projection/prediction heads used by project() (EfficientZero)
@@ -103,7 +100,6 @@ class _MuZeroBase(nn.Module):
         self_supervised_learning_loss: bool,
         discrete_action_encoding_type: str,
         model_type: Optional[str],
-        tanh_value: bool = False,
     ) -> None:
         super().__init__()
         if model_type is not None and model_type != self.model_type:
@@ -126,9 +122,6 @@ class _MuZeroBase(nn.Module):
         self.categorical_distribution = categorical_distribution
         self.support_transform = bool(support_transform)
         self.value_support_size = support_size(support_scale) if categorical_distribution else 1
-        self.tanh_value = bool(tanh_value)
-        #: width of the value head's output: 1 for a tanh value, else the reward head's (support bins or 1)
-        self.value_out_size = 1 if self.tanh_value else self.value_support_size
         self.state_norm = state_norm
         self.self_supervised_learning_loss = self_supervised_learning_loss
         self.action_encoding = discrete_action_encoding_type
@@ -198,8 +191,7 @@ class _MuZeroBase(nn.Module):
 
     def prediction_step(self, latent_state: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         """The prediction function alone: (policy logits [B, A], value [B, V|1]) of latent states."""
-        policy_logits, value = self._prediction(latent_state)
-        return policy_logits, torch.tanh(value) if self.tanh_value else value
+        return self._prediction(latent_state)
 
     def project(self, latent_state: torch.Tensor, with_grad: bool = True) -> torch.Tensor:
         """SimSiam-style projection for the EfficientZero consistency loss.
@@ -236,12 +228,12 @@ class _MuZeroBase(nn.Module):
         return self.decoder(latent_state).reshape(latent_state.shape[0], *self.observation_shape)
 
     def to_scalar(self, head_output: torch.Tensor) -> torch.Tensor:
-        """Reward head output ([B, V] logits or [B, 1]) -> scalars [B]; the value head's too unless ``tanh_value``."""
+        """Value or reward head output ([B, V] logits or [B, 1]) -> scalars [B]."""
         return decode_scalar(head_output, self.support_scale, self.categorical_distribution, self.support_transform)
 
     def value_to_scalar(self, value: torch.Tensor) -> torch.Tensor:
-        """Value head output -> scalars [B]: the tanh unit itself (``tanh_value``), else :meth:`to_scalar`."""
-        return value.reshape(-1) if self.tanh_value else self.to_scalar(value)
+        """Value head output -> scalars [B]: :meth:`to_scalar`, the reward head's decoding."""
+        return self.to_scalar(value)
 
     # ----------------------------------------------------------------- helpers
     def _root_reward(self, batch: int, like: torch.Tensor) -> torch.Tensor:
@@ -375,7 +367,6 @@ class MuZeroModel(_MuZeroBase):
         support_scale: int = 300,
         categorical_distribution: bool = True,
         support_transform: bool = True,
-        tanh_value: bool = False,
         last_linear_layer_init_zero: bool = True,
         state_norm: bool = False,
         self_supervised_learning_loss: bool = False,
@@ -394,7 +385,7 @@ class MuZeroModel(_MuZeroBase):
     ) -> None:
         super().__init__(observation_shape, action_space_size, support_scale, categorical_distribution,
                          support_transform, state_norm, self_supervised_learning_loss, discrete_action_encoding_type,
-                         model_type, tanh_value)
+                         model_type)
         if len(self.observation_shape) != 3:
             raise ValueError(
                 f"MuZeroModel needs observation_shape [C, H, W], got {observation_shape!r}; use "
@@ -420,7 +411,7 @@ class MuZeroModel(_MuZeroBase):
         self.reward_head = ConvHead(num_channels, reward_head_channels, (h2, w2), fc_reward_layers, v_out,
                                     norm_type, activation, zero)
         self.prediction_blocks = _res_blocks(num_res_blocks, num_channels, norm_type, activation)
-        self.value_head = ConvHead(num_channels, value_head_channels, (h2, w2), fc_value_layers, self.value_out_size,
+        self.value_head = ConvHead(num_channels, value_head_channels, (h2, w2), fc_value_layers, v_out,
                                    norm_type, activation, zero)
         self.policy_head = ConvHead(num_channels, policy_head_channels, (h2, w2), fc_policy_layers,
                                     action_space_size, norm_type, activation, zero)
@@ -505,7 +496,6 @@ class MuZeroModelMLP(_MuZeroBase):
         support_scale: int = 300,
         categorical_distribution: bool = True,
         support_transform: bool = True,
-        tanh_value: bool = False,
         last_linear_layer_init_zero: bool = True,
         state_norm: bool = False,
         self_supervised_learning_loss: bool = False,
@@ -524,7 +514,7 @@ class MuZeroModelMLP(_MuZeroBase):
     ) -> None:
         super().__init__(observation_shape, action_space_size, support_scale, categorical_distribution,
                          support_transform, state_norm, self_supervised_learning_loss, discrete_action_encoding_type,
-                         model_type, tanh_value)
+                         model_type)
         self.obs_dim = flat_size(self.observation_shape)
         self.latent_state_dim = latent_state_dim
         self.res_connection_in_dynamics = res_connection_in_dynamics
@@ -537,7 +527,7 @@ class MuZeroModelMLP(_MuZeroBase):
         self.dynamics = MLP(latent_state_dim + action_dim, [latent_state_dim], latent_state_dim, norm_type,
                             activation, output_activation=True)
         self.reward_head = MLP(latent_state_dim, fc_reward_layers, v_out, norm_type, activation, zero)
-        self.value_head = MLP(latent_state_dim, fc_value_layers, self.value_out_size, norm_type, activation, zero)
+        self.value_head = MLP(latent_state_dim, fc_value_layers, v_out, norm_type, activation, zero)
         self.policy_head = MLP(latent_state_dim, fc_policy_layers, action_space_size, norm_type, activation, zero)
         if self_supervised_learning_loss:
             self._build_projection(latent_state_dim, dict(proj_hid=proj_hid, proj_out=proj_out, pred_hid=pred_hid,

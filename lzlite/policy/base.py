@@ -53,7 +53,6 @@ def search_config_from_policy(cfg: EasyDict, value_sign: float) -> SearchConfig:
         c_visit=cfg.c_visit,
         c_scale=cfg.c_scale,
         rescale_values=cfg.rescale_values,
-        root_value=cfg.root_value,
         backend="c" if cfg.mcts_ctree else "py",
     )
 
@@ -125,12 +124,7 @@ class Policy:
             gumbel_scale=1.0,  # Gumbel: scale of the Gumbel noise during collection
             c_visit=50.0,  # Gumbel: sigma(q) = (c_visit + max N) * c_scale * q
             c_scale=0.1,  # Gumbel: see c_visit; 0.1 (mctx's value_scale) lets the prior and Gumbel noise count
-            eval_c_scale=None,  # Gumbel: c_scale of evaluation searches (None: c_scale); larger trusts Q over the prior
             rescale_values=False,  # Gumbel: min-max rescale completed Q before sigma (mctx style)
-            # the root value stored for value targets (bootstraps, reanalyze): 'mean' (the visit-weighted mean
-            #  return; AlphaZero/MuZero) or 'chosen_q' (Q of the move the search chose; a Gumbel search spreads
-            #  its visits over the considered moves, so its mean is pulled toward the worst of them)
-            root_value="mean",
             value_bootstrap="stored",  # n-step targets bootstrap from: 'stored' (root value at collection) or
             #                  'target_network' (the target net's value, recomputed every minibatch; LightZero's way)
             fixed_temperature_value=1.0,  # action-sampling temperature in collection
@@ -164,8 +158,6 @@ class Policy:
         if cfg.value_bootstrap == "target_network" and type(self)._hook_target_value is Policy._hook_target_value:
             raise ValueError(f"policy.value_bootstrap='target_network' is not supported by {type(self).__name__} "
                              f"(it has no _hook_target_value); use 'stored'")
-        if cfg.root_value not in ("mean", "chosen_q"):
-            raise ValueError(f"policy.root_value must be 'mean' or 'chosen_q', got {cfg.root_value!r}")
         self.search_cfg = search_config_from_policy(cfg, value_sign)
         self.eval_search_cfg = self.search_cfg  # mode='eval' searches (greedy play) use this one
         if cfg.get("eval_num_simulations") is not None:
@@ -173,11 +165,6 @@ class Policy:
             if isinstance(n, bool) or not isinstance(n, int) or n < 1:
                 raise ValueError(f"policy.eval_num_simulations must be a positive int or None, got {n!r}")
             self.eval_search_cfg = dataclasses.replace(self.search_cfg, num_simulations=n)
-        if cfg.get("eval_c_scale") is not None:
-            c = cfg.eval_c_scale
-            if isinstance(c, bool) or not isinstance(c, (int, float)) or not c > 0:
-                raise ValueError(f"policy.eval_c_scale must be a positive number or None, got {c!r}")
-            self.eval_search_cfg = dataclasses.replace(self.eval_search_cfg, c_scale=float(c))
         self._adapters: Dict[str, Any] = {}
         #: the statistics of the last evaluation of a training run (``lzlite.entry.train`` returns the policy with
         #: them, as LightZero's entry functions return theirs); empty before one

@@ -110,14 +110,12 @@ class MuZeroPolicy(Policy):
 
     # ----------------------------------------------------------------- learning
     def _value_loss(self, head: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        """[Bt] loss of the value head's output against scalar targets [Bt]."""
-        if self._unwrap(self.model).tanh_value:
-            return (head.float().view(-1) - target) ** 2
+        """[Bt] loss of the value head's output against scalar targets [Bt]: the reward head's loss (MuZero's)."""
         return self._reward_loss(head, target)
 
     def _reward_loss(self, head: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        """[Bt] loss of a reward head's output (categorical: cross-entropy against the two-hot target; scalar:
-        squared error) against scalar targets [Bt]."""
+        """[Bt] loss of a value or reward head's output (categorical: cross-entropy against the two-hot target;
+        scalar: squared error) against scalar targets [Bt]."""
         model = self._unwrap(self.model)
         if model.categorical_distribution:
             t = scalar_to_support(target, model.support_scale, model.support_transform)

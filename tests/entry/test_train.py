@@ -190,18 +190,6 @@ def test_eval_num_simulations_sets_the_greedy_search_only():
             build_components(compile_config(*tiny_config("alphazero", eval_num_simulations=bad)))
 
 
-def test_eval_c_scale_sets_the_gumbel_eval_search_only():
-    from lzlite.config import compile_config
-    from lzlite.entry.loop import build_components
-
-    policy = build_components(compile_config(*tiny_config("gumbel_muzero", c_scale=0.1, eval_c_scale=1.0)))["policy"]
-    assert policy.search_cfg.c_scale == 0.1 and policy.eval_search_cfg.c_scale == 1.0
-    assert build_components(compile_config(*tiny_config("gumbel_muzero", c_scale=0.3)))["policy"].eval_search_cfg.c_scale == 0.3
-    for bad in (0, -1.0, True):
-        with pytest.raises(ValueError, match="eval_c_scale"):
-            build_components(compile_config(*tiny_config("gumbel_muzero", eval_c_scale=bad)))
-
-
 def test_eval_command_line(tmp_path, capsys):
     from lzlite.entry.eval import main as eval_main
 
@@ -219,8 +207,6 @@ def test_eval_command_line(tmp_path, capsys):
     assert "missing.pt" in capsys.readouterr().err
     assert eval_main(["--cfg", cfg, "--ckpt", ckpt, "--simulations", "0"]) == 2
     assert "--simulations must be at least 1" in capsys.readouterr().err
-    assert eval_main(["--cfg", cfg, "--ckpt", ckpt, "--c-scale", "0"]) == 2
-    assert "eval_c_scale must be a positive number" in capsys.readouterr().err
     assert eval_main(["--cfg", cfg, "--ckpt", ckpt, "--bots", "alphabeta"]) == 2
     err = capsys.readouterr().err
     assert "unknown bot kind 'alphabeta'" in err and "did you mean 'alpha_beta'?" in err

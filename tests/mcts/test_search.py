@@ -74,27 +74,6 @@ def test_alphazero_adapter_finds_forced_win_in_nim(rule):
     assert adapter.num_net_rows < 4 + 4 * 150
 
 
-@pytest.mark.parametrize("backend", ["py", "c"])
-def test_root_value_chosen_q_is_the_chosen_moves_value_not_the_visit_mean(backend):
-    """Gumbel's sequential halving visits every considered move, losing ones too: the visit mean of a won
-    position sits far below +1; root_value='chosen_q' reports the Q of the move the search plays."""
-    game = NimGame()
-    states = np.concatenate([game.new_states(1, n) for n in (2, 6, 4)])
-    base = dict(rule="gumbel", num_simulations=60, discount=1.0, value_sign=-1.0, backend=backend,
-                max_num_considered_actions=3)
-    mean, _ = run_alphazero(game, states, SearchConfig(**base), add_noise=False)
-    chosen, _ = run_alphazero(game, states, SearchConfig(**base, root_value="chosen_q"), add_noise=False)
-    for field in ("action", "visit_counts", "qvalues", "improved_policy"):
-        np.testing.assert_array_equal(getattr(chosen, field), getattr(mean, field), err_msg=field)
-    rows = np.arange(3)
-    np.testing.assert_allclose(chosen.root_value, mean.qvalues[rows, mean.action], rtol=1e-6)
-    assert chosen.action[0] == 1 and chosen.root_value[0] == 1.0, "taking the last 2 stones wins at once"
-    assert mean.root_value[0] < 0.5, "the visit mean counts the losing 'take 1' visits"
-    assert chosen.root_value[1] > mean.root_value[1] + 0.2, "6 stones: won by taking 2"
-    with pytest.raises(ValueError, match="root_value must be 'mean' or 'chosen_q'"):
-        run_alphazero(game, states, SearchConfig(**dict(base, root_value="max")), add_noise=False)
-
-
 @pytest.mark.parametrize("rule", ["puct", "gumbel"])
 def test_per_root_noise_mask_leaves_unmarked_roots_noise_free(rule):
     """add_noise as a bool [B] array: roots marked False search exactly as a noise-free search does."""

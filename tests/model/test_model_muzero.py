@@ -78,31 +78,6 @@ def test_support_without_the_value_transform_is_a_plain_two_hot(name):
         assert grad[0, 2].item() == pytest.approx(1 / 3 - top, abs=1e-3)  # softmax(0) - target on the top bin
 
 
-@pytest.mark.parametrize("name", list(VARIANTS))
-def test_tanh_value_head_is_one_unit_in_minus_one_one_and_the_reward_head_stays_categorical(name):
-    m = make(name, tanh_value=True, last_linear_layer_init_zero=False).eval()
-    with torch.no_grad():
-        # large random weights in the last layer: the head's pre-activation leaves [-1, 1], its output may not
-        for p in m.value_head.parameters():
-            p.mul_(50.0)
-        out = m.initial_inference(obs_batch(m, 6) * 3.0)
-        nxt = m.recurrent_inference(out.latent_state, torch.arange(6) % m.action_space_size)
-    for o in (out, nxt):
-        assert o.value.shape == (6, 1) and o.reward.shape == (6, 21)
-        assert bool((o.value.abs() <= 1).all()) and o.value.abs().max() > 0.9  # squashed, and saturating
-        torch.testing.assert_close(m.value_to_scalar(o.value), o.value.view(-1))
-        _, direct = m.prediction_step(o.latent_state)
-        torch.testing.assert_close(direct, o.value)
-    assert m.to_scalar(nxt.reward).shape == (6,)
-    fresh = make(name, tanh_value=True)  # zero-initialised last layer: value 0, as the categorical head's
-    with torch.no_grad():
-        torch.testing.assert_close(fresh.value_to_scalar(fresh.initial_inference(obs_batch(fresh, 2)).value),
-                                   torch.zeros(2))
-    plain = make(name)
-    x = torch.zeros(3, 21)
-    torch.testing.assert_close(plain.value_to_scalar(x), plain.to_scalar(x))  # without it: the reward's decoding
-
-
 # 'spatial' needs a board: conv models only (the MLP's rejection is in test_bad_inputs_give_clear_errors)
 @pytest.mark.parametrize("name, encoding", [
     (name, encoding) for name, (cls, _) in VARIANTS.items()

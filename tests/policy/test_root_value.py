@@ -1,4 +1,5 @@
-"""policy.root_value: which root value the collector stores for value targets."""
+"""benchmarks/model_report.py's reports (root values against the solver, --line, --selfplay, --real-search, lookahead)
+and Gumbel AlphaZero's improved-policy target."""
 from __future__ import annotations
 
 import os
@@ -33,26 +34,6 @@ def _searched(policy, mode):
     return policy.act(venv, np.arange(6), np.random.default_rng(0), mode=mode)
 
 
-@pytest.mark.parametrize("mode", ["collect", "eval"])
-def test_chosen_q_reports_the_played_moves_q(mode):
-    a = _random_weights(_policy("gumbel_muzero"))
-    b = _policy("gumbel_muzero", root_value="chosen_q")
-    b.model.load_state_dict(a.model.state_dict())
-    mean, chosen = _searched(a, mode), _searched(b, mode)
-    np.testing.assert_array_equal(chosen.action, mean.action)  # same search, same moves
-    rows = np.arange(6)
-    assert (mean.visit_counts[rows, mean.action] > 0).all()
-    np.testing.assert_allclose(chosen.root_value, mean.qvalues[rows, mean.action], rtol=1e-6)
-    assert not np.allclose(chosen.root_value, mean.root_value)
-
-
-def test_mean_is_the_default_and_bad_values_are_errors():
-    assert _policy("gumbel_muzero").search_cfg.root_value == "mean"
-    assert _policy("alphazero", root_value="chosen_q").search_cfg.root_value == "chosen_q"
-    with pytest.raises(ValueError, match="policy.root_value must be 'mean' or 'chosen_q', got 'max'"):
-        _policy("muzero", root_value="max")
-
-
 def test_model_report_grades_both_root_values_against_the_solver_sign():
     """benchmarks/model_report.py's search report: each root value's error to the solver's sign."""
     from lzlite.worker.metrics import graded_positions
@@ -61,16 +42,16 @@ def test_model_report_grades_both_root_values_against_the_solver_sign():
     states, _ = graded_positions("tictactoe")
     scores = np.random.default_rng(1).integers(-1, 2, len(states))  # stand-in solver scores
     got = search_report(policy, "tictactoe", scores)
-    assert policy.eval_search_cfg.root_value == "mean", "the report restores the policy's search config"
     venv = BoardVectorEnv("tictactoe", len(states))
     venv.states[:] = states
     out = policy.act(venv, np.arange(len(states)), np.random.default_rng(0), mode="eval")
     rows = np.arange(len(states))
-    for kind, v in (("mean", out.root_value), ("chosen_q", out.qvalues[rows, out.action])):
+    assert (out.visit_counts[rows, out.action] > 0).all()
+    for kind, v in (("mean", out.root_value), ("move_q", out.qvalues[rows, out.action])):
         np.testing.assert_allclose(got[f"search_{kind}_sq_err"], ((v - np.sign(scores)) ** 2).mean(), rtol=1e-5)
         d = scores != 0
         np.testing.assert_allclose(got[f"search_{kind}_sign"], (np.sign(v[d]) == np.sign(scores[d])).mean())
-    assert got["search_mean_sq_err"] != got["search_chosen_q_sq_err"]
+    assert got["search_mean_sq_err"] != got["search_move_q_sq_err"]
 
 
 def test_model_report_line_searches_the_position_after_the_moves():
