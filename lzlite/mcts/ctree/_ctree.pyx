@@ -7,6 +7,9 @@ ValueError/TypeError naming the argument, so no input can crash the native code;
 core with raw pointers and the GIL released. traverse() returns zero-copy, read-only views of C++
 buffers that the next traverse() overwrites. The semantics are those of lzlite.mcts.ptree.Tree (the
 spec); see docs/ctree.md.
+
+Ownership: a _Storage owns the C++ tree; the Tree and every numpy view of its buffers hold the
+_Storage, never the Tree, so no reference cycle keeps a dropped Tree (and its storage) alive.
 """
 from libc.stdint cimport int32_t, uint8_t, uint32_t
 from libc.math cimport isfinite
@@ -224,7 +227,26 @@ cdef _check_mask(str name, cnp.ndarray arr, const uint8_t* rows, Py_ssize_t n_co
                          f"(mark the state terminal instead)")
 
 
-cdef cnp.ndarray _view(void* data, int typenum, Py_ssize_t n, object owner):
+cdef class _Storage:
+    """Owns the C++ tree; deleted when the last holder (the Tree or a view of its buffers) lets go.
+
+    It holds no Python object, so the views that reference it form no cycle: numpy arrays are not
+    tracked by the garbage collector, and a view whose base were the Tree itself (which holds the
+    views) would keep the Tree alive forever.
+    """
+
+    cdef CTree* tree
+
+    def __cinit__(self):
+        self.tree = NULL
+
+    def __dealloc__(self):
+        if self.tree != NULL:
+            del self.tree
+            self.tree = NULL
+
+
+cdef cnp.ndarray _view(void* data, int typenum, Py_ssize_t n, _Storage owner):
     """A read-only 1-D numpy view of C++ memory that keeps `owner` alive."""
     cdef cnp.npy_intp dims[1]
     dims[0] = n
@@ -241,10 +263,13 @@ _RULES = {"puct": Rule.kPuct, "gumbel": Rule.kGumbel}
 cdef class Tree:
     """B independent search trees in C++; same API and semantics as lzlite.mcts.ptree.Tree.
 
-    Storage for B x (S + 1) nodes x A children is allocated once here and reused by every reset().
+    Storage for B x (S + 1) nodes x A children is allocated once here and reused by every reset(); it
+    is freed when the Tree and every array returned by traverse() are dropped.
     """
 
-    cdef CTree* _tree
+    cdef _Storage _storage   # owns the C++ tree
+    cdef CTree* _tree        # borrowed from _storage, which lives at least as long as self
+    cdef object __weakref__
     cdef readonly int batch_size, num_actions, num_simulations
     cdef readonly str rule
     cdef readonly double value_sign, discount
@@ -288,7 +313,9 @@ cdef class Tree:
         cfg.c_visit = c_visit
         cfg.c_scale = c_scale
         cfg.rescale_values = rescale_values
-        self._tree = new CTree(cfg)
+        self._storage = _Storage()
+        self._storage.tree = new CTree(cfg)
+        self._tree = self._storage.tree
         self.batch_size = batch_size
         self.num_actions = num_actions
         self.num_simulations = num_simulations
@@ -296,18 +323,13 @@ cdef class Tree:
         self.value_sign = value_sign
         self.discount = discount
         self._has_search = False
-        self._needs_eval_view = _view(self._tree.out_needs_eval(), cnp.NPY_UINT8, batch_size, self)
+        self._needs_eval_view = _view(self._tree.out_needs_eval(), cnp.NPY_UINT8, batch_size, self._storage)
         self._traverse_out = (
-            _view(self._tree.out_parent(), cnp.NPY_INT32, batch_size, self),
-            _view(self._tree.out_action(), cnp.NPY_INT32, batch_size, self),
-            _view(self._tree.out_child(), cnp.NPY_INT32, batch_size, self),
+            _view(self._tree.out_parent(), cnp.NPY_INT32, batch_size, self._storage),
+            _view(self._tree.out_action(), cnp.NPY_INT32, batch_size, self._storage),
+            _view(self._tree.out_child(), cnp.NPY_INT32, batch_size, self._storage),
             self._needs_eval_view,
         )
-
-    def __dealloc__(self):
-        if self._tree != NULL:
-            del self._tree
-            self._tree = NULL
 
     def reset(self, prior_logits, value, legal_mask, *, noise=None, double noise_weight=0.0, gumbel=None,
               reuse_action=None, reuse_value=None) -> None:
@@ -446,7 +468,8 @@ cdef class Tree:
     cdef _grab(self, size_t ptr, int typenum, Py_ssize_t lo, Py_ssize_t n, bint per_action):
         """Copy of rows lo .. lo + n of a node array ([n]) or an edge array ([n, A])."""
         cdef Py_ssize_t width = self.num_actions if per_action else 1
-        full = _view(<void*>ptr, typenum, self.batch_size * (self.num_simulations + 1) * width, self)
+        full = _view(<void*>ptr, typenum, self.batch_size * (self.num_simulations + 1) * width,
+                     self._storage)
         arr = full[lo * width:(lo + n) * width].copy()
         return arr.reshape(n, self.num_actions) if per_action else arr
 
