@@ -262,8 +262,8 @@ def _save(ckpt_dir, policy, learner, collector, buffer, rng, env_steps, best) ->
 
 def _evaluate(evaluator, logger, ckpt_dir, policy, learner, env_steps, best) -> Dict[str, float]:
     """One evaluation, logged. Its weights, counters and stats go to ckpt/iteration_<N>.pt under keep_eval_ckpts,
-    and to ckpt/best.pt when it beats every earlier evaluation of the run (the evaluator's ``score``; LightZero's
-    ckpt_best.pth.tar), the first one included."""
+    and to ckpt/best.pt when it scores at least as well as every earlier evaluation of the run (the evaluator's
+    ``score``; LightZero's ckpt_best.pth.tar), the first one included."""
     stats = evaluator.eval()
     logger.scalars("eval", stats, env_steps)
     state = dict(policy=policy.state_dict(), counters=dict(env_steps=env_steps, train_iter=learner.train_iter),
@@ -273,7 +273,7 @@ def _evaluate(evaluator, logger, ckpt_dir, policy, learner, env_steps, best) -> 
     score_fn = getattr(evaluator, "score", None)  # a registered evaluator without one keeps no best.pt
     if score_fn is not None:
         score = tuple(float(x) for x in score_fn(stats))
-        if best["score"] is None or score > tuple(best["score"]):
+        if best["score"] is None or score >= tuple(best["score"]):  # equals: the later checkpoint has trained more
             save_checkpoint(os.path.join(ckpt_dir, "best.pt"), state)
             best["score"] = score
     return stats
