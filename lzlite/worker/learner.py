@@ -11,6 +11,7 @@ import numpy as np
 import torch
 from easydict import EasyDict
 
+from lzlite.config import Range, above, at_least
 from lzlite.registry import LEARNER_REGISTRY
 
 __all__ = ["Learner"]
@@ -46,6 +47,21 @@ class Learner:
             save_ckpt_freq=1000,  # learner steps between checkpoints (and one at the end)
             learn=dict(learner=dict(hook=dict(save_ckpt_after_iter=1000))),  # LightZero compatibility
         ))
+
+    @staticmethod
+    def config_ranges() -> Dict[str, Range]:
+        """The allowed values of the numeric keys of ``default_config`` (``lzlite/config/ranges.py``)."""
+        return dict(
+            update_per_collect=at_least(1),  # or None
+            replay_ratio=at_least(0),  # 0: one learner step per collect (calculate_update_per_collect)
+            learning_rate=above(0),
+            weight_decay=at_least(0),
+            momentum=Range(0, 1, high_open=True),
+            warmup_steps=at_least(0),
+            grad_clip_value=Range(0, math.inf, low_open=True),  # inf: no clipping
+            target_update_freq=at_least(1),
+            save_ckpt_freq=at_least(1),
+        )
 
     def __init__(self, policy: Any, cfg: EasyDict, max_train_iter: int = 100000) -> None:
         self.policy = policy
