@@ -270,7 +270,8 @@ class Policy:
         if loss.dim() != 0:
             raise RuntimeError(f"{type(self).__name__}._hook_loss must return a scalar loss, got shape {tuple(loss.shape)}")
         if not torch.isfinite(loss):
-            raise FloatingPointError(f"non-finite loss {loss.item()} ({stats}); lower the learning rate or check inputs")
+            raise FloatingPointError(f"non-finite loss {loss.item()} ({stats}); lower policy.learning_rate or check "
+                                     f"the inputs")
         return loss, stats, priorities
 
     def update_target(self) -> None:

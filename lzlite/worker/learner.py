@@ -14,7 +14,11 @@ from easydict import EasyDict
 from lzlite.config import Range, above, at_least
 from lzlite.registry import LEARNER_REGISTRY
 
-__all__ = ["Learner"]
+__all__ = ["Learner", "NonFiniteLossError"]
+
+
+class NonFiniteLossError(FloatingPointError):
+    """Training diverged: a learner step's loss is NaN or infinite (``Policy.compute_loss`` detects it)."""
 
 
 @LEARNER_REGISTRY.register("base_learner")
@@ -95,8 +99,17 @@ class Learner:
         return 1.0
 
     def train(self, batch: Any) -> Dict[str, float]:
-        """One learner step on ``batch``; returns the loss statistics (plus lr and grad_norm)."""
-        loss, stats, priorities = self.compute_loss(batch)
+        """One learner step on ``batch``; returns the loss statistics (plus lr and grad_norm).
+
+        Raises:
+            NonFiniteLossError: the loss is NaN or infinite; the message names the step and the learning rate.
+        """
+        try:
+            loss, stats, priorities = self.compute_loss(batch)
+        except FloatingPointError as e:
+            lr = self.optimizer.param_groups[0]["lr"]
+            raise NonFiniteLossError(f"training diverged at learner step {self.train_iter + 1} (learning rate {lr:g}): "
+                                     f"{e}") from e
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         grad_norm = torch.nn.utils.clip_grad_norm_(self.policy.model.parameters(), self.cfg.grad_clip_value)
