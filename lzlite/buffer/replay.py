@@ -23,7 +23,7 @@ from easydict import EasyDict
 from lzlite.buffer import targets as T
 from lzlite.buffer.game_segment import GameSegment, SegmentArrays
 from lzlite.buffer.sum_tree import SumTree
-from lzlite.config import merge_strict
+from lzlite.config import ConfigError, Range, at_least, between, merge_strict
 from lzlite.registry import BUFFER_REGISTRY
 
 __all__ = ["Batch", "ReplayBuffer", "PrioritizedReplayBuffer", "ReanalyzeFn"]
@@ -91,6 +91,31 @@ class ReplayBuffer:
             #  policy's ``step_fields``)
             unroll_fields=[],
         )
+
+    @classmethod
+    def config_ranges(cls) -> Dict[str, Range]:
+        """The allowed values of the numeric keys of ``default_config`` (``lzlite/config/ranges.py``)."""
+        return dict(
+            replay_buffer_size=at_least(2),  # at least one move and its segment's final state (see check_config)
+            batch_size=at_least(1),
+            num_unroll_steps=at_least(0),
+            td_steps=at_least(1),
+            discount_factor=between(0, 1),
+            priority_prob_alpha=at_least(0),  # 0: uniform
+            priority_prob_beta=between(0, 1),
+            priority_epsilon=at_least(0),
+            reanalyze_ratio=between(0, 1),
+        )
+
+    @classmethod
+    def check_config(cls, cfg: Mapping, path: str) -> None:
+        """A compiled section's buffer must hold more than one batch: the training loop samples only once
+        ``batch_size`` moves are stored, and every stored segment also takes a row for its final state."""
+        if cfg.replay_buffer_size <= cfg.batch_size:
+            raise ConfigError(f"config key '{path}.replay_buffer_size' must be greater than {path}.batch_size="
+                              f"{cfg.batch_size} (each stored segment also holds its final state), got "
+                              f"{cfg.replay_buffer_size}: a run would collect forever and train nothing; raise "
+                              f"replay_buffer_size (a few batches at least) or lower batch_size")
 
     def __init__(self, cfg: Optional[Mapping] = None) -> None:
         self.cfg = merge_strict(self.default_config(), cfg, type(self).__name__)

@@ -39,6 +39,7 @@ from easydict import EasyDict
 from lzlite.buffer.game_segment import GameSegment, SegmentArrays
 from lzlite.buffer.replay import Batch, ReplayBuffer
 from lzlite.buffer.sum_tree import SumTree
+from lzlite.config import Range
 from lzlite.registry import BUFFER_REGISTRY
 
 __all__ = ["PaddedGameSegment", "SegmentBatch", "UniZeroBuffer", "SegmentTargetFn"]
@@ -113,6 +114,10 @@ class UniZeroBuffer(ReplayBuffer):
         cfg = super().default_config()
         cfg.reanalyze_weight_decay = 0.5  # sampling weight of a segment = decay ** (its reanalyze count); 1: uniform
         return cfg
+
+    @classmethod
+    def config_ranges(cls) -> Dict[str, Range]:
+        return dict(super().config_ranges(), reanalyze_weight_decay=Range(0, 1, low_open=True))
 
     def __init__(self, cfg: Optional[Mapping] = None) -> None:
         super().__init__(cfg)

@@ -1,4 +1,4 @@
-"""Config helpers: strict merge of user configs over component defaults."""
+"""Config helpers: strict merge of user configs over component defaults, and the ranges of their values."""
 from lzlite.config.compile import (
     CREATE_DEFAULTS,
     TOP_LEVEL_DEFAULTS,
@@ -10,6 +10,7 @@ from lzlite.config.compile import (
     merge_strict,
     save_config,
 )
+from lzlite.config.ranges import Range, above, at_least, between
 
 __all__ = [
     "ConfigError",
@@ -21,4 +22,8 @@ __all__ = [
     "save_config",
     "TOP_LEVEL_DEFAULTS",
     "CREATE_DEFAULTS",
+    "Range",
+    "above",
+    "at_least",
+    "between",
 ]

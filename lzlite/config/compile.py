@@ -14,6 +14,10 @@ The ``policy`` section is composed, LightZero-style, from the defaults of every 
 it: the policy, its model (by ``model.model_type``), and the collector, replay buffer, evaluator and
 learner the config trains with. Each key has one default, declared by the one component that reads it;
 a key declared by two is an error.
+
+Values are checked by the same components (``lzlite/config/ranges.py``): every key against the range its
+component declares in ``config_ranges()`` (nested model keys against the model class's, env keys against the
+env's), then each component's cross-key rules, ``check_config(cfg, path)`` (a buffer smaller than a batch, say).
 """
 from __future__ import annotations
 
@@ -23,11 +27,12 @@ import os
 import pprint
 import runpy
 import sys
-from typing import Any, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 from easydict import EasyDict
 
 from lzlite import registry as _reg
+from lzlite.config.ranges import Range, ranges_of
 
 __all__ = [
     "ConfigError",
@@ -41,7 +46,7 @@ __all__ = [
 
 
 class ConfigError(ValueError):
-    """An invalid config: unknown key, wrong type, missing variable, unknown component."""
+    """An invalid config: unknown key, wrong type, value out of range, missing variable, unknown component."""
 
 
 # Keys of main_config that are not owned by a component.
@@ -162,9 +167,10 @@ def _component_defaults(reg: _reg.Registry, type_name: Optional[str], role: str)
     return cls, cls.default_config()
 
 
-def _policy_defaults(policy_cls: Any, create: Mapping, main_policy: Any) -> Tuple[EasyDict, dict]:
-    """The composed defaults of a config's ``policy`` section and the keys its policy fixes (see the module
-    docstring). ``main_policy``: the user's policy section (its ``model.model_type`` picks the model's keys)."""
+def _policy_defaults(policy_cls: Any, create: Mapping, main_policy: Any) -> Tuple[EasyDict, dict, Dict[str, tuple]]:
+    """The composed defaults of a config's ``policy`` section, the keys its policy fixes and who declares each key
+    (key -> (description, class); see the module docstring). ``main_policy``: the user's policy section (its
+    ``model.model_type`` picks the model's keys)."""
     if not all(hasattr(policy_cls, name) for name in ("default_model_config", "fixed_config", "collector_type")):
         raise ConfigError(f"policy '{create.policy.type}' ({policy_cls.__qualname__}) must subclass "
                           f"lzlite.policy.Policy (its defaults are composed with its components')")
@@ -176,7 +182,7 @@ def _policy_defaults(policy_cls: Any, create: Mapping, main_policy: Any) -> Tupl
                           f"{sorted(policy_cls.model_classes)} for policy '{create.policy.type}', got {model_type!r}")
     merged = policy_cls.default_config()
     merged.model = policy_cls.default_model_config(model_type)
-    owner = {key: f"policy '{create.policy.type}'" for key in merged}
+    owner = {key: (f"policy '{create.policy.type}'", policy_cls) for key in merged}
     fixed = dict(policy_cls.fixed_config)
     roles = (
         ("collector", _reg.COLLECTOR_REGISTRY, create.collector.type or policy_cls.collector_type),
@@ -191,10 +197,10 @@ def _policy_defaults(policy_cls: Any, create: Mapping, main_policy: Any) -> Tupl
             if key in wired or key in fixed:
                 continue
             if key in owner:
-                raise ConfigError(f"config key 'policy.{key}' is declared by both {owner[key]} and {role} '{name}': "
+                raise ConfigError(f"config key 'policy.{key}' is declared by both {owner[key][0]} and {role} '{name}': "
                                   f"each key has one default, declared by the component that reads it")
-            merged[key], owner[key] = value, f"{role} '{name}'"
-    return merged, fixed
+            merged[key], owner[key] = value, (f"{role} '{name}'", cls)
+    return merged, fixed, owner
 
 
 def _take_fixed(user_policy: Any, fixed: dict, policy_type: str) -> Any:
@@ -243,9 +249,9 @@ def compile_config(
         except _reg.RegistryError as e:
             raise ConfigError(f"create_config.{role}: {e}") from None
 
-    _, env_defaults = _component_defaults(_reg.ENV_REGISTRY, create.env.type, "env")
+    env_cls, env_defaults = _component_defaults(_reg.ENV_REGISTRY, create.env.type, "env")
     policy_cls, _ = _component_defaults(_reg.POLICY_REGISTRY, create.policy.type, "policy")
-    policy_defaults, fixed = _policy_defaults(policy_cls, create, main_config.get("policy"))
+    policy_defaults, fixed, owner = _policy_defaults(policy_cls, create, main_config.get("policy"))
     defaults = dict(TOP_LEVEL_DEFAULTS, env=env_defaults, policy=policy_defaults)
     if "policy" in main_config:
         main_config = dict(main_config, policy=_take_fixed(main_config["policy"], fixed, create.policy.type))
@@ -259,9 +265,56 @@ def compile_config(
         raise ConfigError(f"seed must be an int in [0, {MAX_SEED - 1}] (numpy's seed range, less room for the "
                           f"per-rank and per-component offsets), got {cfg.seed!r}")
     cfg.create = create
+    _check_values(cfg, policy_cls, policy_defaults, owner, set(fixed), env_cls, env_defaults)
     if save_dir is not None:
         save_config(cfg, os.path.join(save_dir, "config.py"))
     return cfg
+
+
+def _check_values(cfg: EasyDict, policy_cls: Any, policy_defaults: Mapping, owner: Mapping[str, tuple],
+                  fixed: set, env_cls: Any, env_defaults: Mapping) -> None:
+    """Every key against its declaring component's range, then every component's cross-key rules (module docstring).
+
+    Raises:
+        ConfigError: one line naming the key path, the value and the allowed range (or the broken rule).
+    """
+    model_type = cfg.policy.model.get("model_type") if isinstance(cfg.policy.get("model"), Mapping) else None
+    model_cls = None
+    if model_type in getattr(policy_cls, "model_classes", {}):
+        model_cls = _reg.MODEL_REGISTRY.get(policy_cls.model_classes[model_type])
+    # (section, its defaults, dotted path, key -> (description, class) of its declaring components)
+    sections = [(cfg.env, env_defaults, "main_config.env",
+                 {key: (f"env '{cfg.create.env.type}'", env_cls) for key in env_defaults}),
+                (cfg.policy, policy_defaults, "main_config.policy",
+                 {key: who for key, who in owner.items() if key not in fixed})]
+    if model_cls is not None:
+        sections.append((cfg.policy.model, policy_defaults.model, "main_config.policy.model",
+                         {key: (f"model '{model_cls.__name__}'", model_cls) for key in policy_defaults.model}))
+    for section, defaults, path, declared in sections:
+        ranges: Dict[Any, Dict[str, Range]] = {}
+        for key, (who, cls) in declared.items():
+            if cls not in ranges:
+                ranges[cls] = ranges_of(cls)
+            if key in ranges[cls] and key in section:
+                _check_range(path, key, section[key], ranges[cls][key], defaults.get(key), who)
+    rules = [(env_cls, cfg.env, "main_config.env")]
+    rules += [(cls, cfg.policy, "main_config.policy") for cls in dict.fromkeys(cls for _, cls in owner.values())]
+    if model_cls is not None:
+        rules.append((model_cls, cfg.policy.model, "main_config.policy.model"))
+    for cls, section, path in rules:
+        check = getattr(cls, "check_config", None)
+        if check is not None:
+            check(section, path)
+
+
+def _check_range(path: str, key: str, value: Any, allowed: Range, default: Any, owner: str) -> None:
+    """ConfigError unless ``value`` is in ``allowed``; a key whose default is None ("unset") may also be None."""
+    if value is None and default is None:
+        return
+    if value not in allowed:
+        unset = " or None (unset)" if default is None else ""
+        raise ConfigError(f"config key '{path}.{key}' must be in {allowed}{unset}, got {value!r} "
+                          f"(range declared by {owner})")
 
 
 def save_config(cfg: Mapping, path: str) -> None:

@@ -3,7 +3,8 @@
 The config file is a Python file defining ``main_config`` and ``create_config`` (LightZero's layout).
 The entry function is ``main_config.entry`` when set, otherwise the default entry of the policy type
 named in ``create_config.policy.type`` (e.g. 'muzero' -> train_muzero). Errors in the file or the
-config are reported as one clear line, not a traceback.
+config, a checkpoint that does not fit it and a diverged training run are reported as one clear line and exit
+code 2, not a traceback; ``LZLITE_DEBUG=1`` re-raises them with their traceback.
 """
 from __future__ import annotations
 
@@ -16,9 +17,11 @@ from lzlite.config import ConfigError, load_config_file
 from lzlite.config.compile import MAX_SEED
 from lzlite.distributed.ddp import DistributedError
 from lzlite.entry import get_entry
+from lzlite.entry.utils import debug_tracebacks
 from lzlite.registry import POLICY_REGISTRY, RegistryError, import_modules
 from lzlite.telemetry.logger import format_summary
 from lzlite.worker.checkpoint import CheckpointError
+from lzlite.worker.learner import NonFiniteLossError
 
 EXIT_USAGE = 2
 
@@ -126,7 +129,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         if name.startswith("eval_"):
             print(format_summary(result, title="evaluation"))
     except (ConfigError, RegistryError, CheckpointError, DistributedError, NotImplementedError,
-            FileNotFoundError) as e:
+            FileNotFoundError, NonFiniteLossError) as e:
+        if debug_tracebacks() and not isinstance(e, DistributedError):  # LZLITE_DEBUG=1: the traceback instead
+            raise
         print(f"lzlite: error: {e}", file=sys.stderr)
         if isinstance(e, DistributedError):  # a broken process group can abort in its C++ teardown
             sys.stderr.flush()
@@ -135,7 +140,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return EXIT_USAGE
     except ImportError as e:
         package = missing_optional_package(e)
-        if package is None:  # a broken install or a bug: keep the traceback
+        if package is None or debug_tracebacks():  # a broken install or a bug: keep the traceback
             raise
         extra = OPTIONAL_EXTRAS[package]
         print(f"lzlite: error: this run needs the optional package '{package}', which is not installed: "

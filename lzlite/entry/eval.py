@@ -17,8 +17,9 @@ import torch
 
 from lzlite.config import ConfigError, compile_config, load_config_file
 from lzlite.entry.loop import _split_input, build_components
+from lzlite.entry.utils import debug_tracebacks
 from lzlite.registry import RegistryError
-from lzlite.worker.checkpoint import CheckpointError, load_checkpoint
+from lzlite.worker.checkpoint import CheckpointError, load_policy_weights
 
 __all__ = ["eval_muzero", "eval_alphazero", "evaluate"]
 
@@ -63,7 +64,7 @@ def evaluate(
         cfg.policy.device = device
     parts = build_components(cfg, model)
     if model_path:
-        parts["policy"].load_state_dict(load_checkpoint(model_path)["policy"])
+        load_policy_weights(parts["policy"], model_path, f"the config of experiment '{cfg.exp_name}'")
     return parts["evaluator"].eval()
 
 
@@ -113,6 +114,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                          num_episodes=args.episodes, num_simulations=args.simulations, bots=args.bots,
                          bot_depth=args.bot_depth, device=args.device)
     except (ConfigError, RegistryError, CheckpointError, ValueError) as e:
+        if debug_tracebacks():  # LZLITE_DEBUG=1: the traceback instead of one line
+            raise
         print(f"lzlite.eval: error: {e}", file=sys.stderr)
         return 2
     width = max(len(k) for k in stats)

@@ -21,8 +21,8 @@ from lzlite.registry import (BUFFER_REGISTRY, COLLECTOR_REGISTRY, ENV_REGISTRY, 
                              POLICY_REGISTRY)
 from lzlite.distributed import ddp
 from lzlite.telemetry.logger import RunLogger
-from lzlite.worker.checkpoint import (CheckpointError, latest_checkpoint, load_checkpoint, remove_stale_temp_files,
-                                     save_checkpoint)
+from lzlite.worker.checkpoint import (CheckpointError, latest_checkpoint, load_checkpoint, load_policy_weights,
+                                     remove_stale_temp_files, save_checkpoint)
 
 __all__ = ["train", "build_components", "UNLIMITED"]
 
@@ -161,7 +161,7 @@ def train(
     env_steps = 0
     best: Dict[str, Any] = dict(score=None)  # the best evaluation's score so far (its weights: ckpt/best.pt)
     if model_path:
-        policy.load_state_dict(load_checkpoint(model_path)["policy"])
+        load_policy_weights(policy, model_path, f"the config of experiment '{cfg.exp_name}'")
     if resume:
         state = load_checkpoint(latest_checkpoint(ckpt_dir))
         _restore(state, policy, learner, collector, buffer, sample_rng)

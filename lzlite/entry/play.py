@@ -26,9 +26,10 @@ from typing import Any, Callable, List, Optional, Tuple
 import numpy as np
 
 from lzlite.config import ConfigError, compile_config, load_config_file
+from lzlite.entry.utils import debug_tracebacks
 from lzlite.envs.vector import BoardVectorEnv, make_vector_env
 from lzlite.registry import POLICY_REGISTRY, RegistryError
-from lzlite.worker.checkpoint import CheckpointError, load_checkpoint
+from lzlite.worker.checkpoint import CheckpointError, load_policy_weights
 
 __all__ = ["main", "build_parser", "load_agent", "parse_move", "move_name", "render_board", "play_game",
            "PlayError", "MoveError"]
@@ -37,6 +38,7 @@ EXIT_USAGE = 2
 QUIT_WORDS = ("q", "quit", "exit")
 HELP_WORDS = ("h", "help", "?")
 PLAYER_MARKS = ("X", "O")  # BatchGame.render: X is the first player, O the second
+MAX_MOVE_CHARS = 16  # a move is a few characters ('b2', '9 9', '80'): longer input is none
 
 
 class PlayError(RuntimeError):
@@ -83,6 +85,8 @@ def parse_move(game: Any, text: str, legal_mask: np.ndarray) -> int:
         MoveError: malformed, out of range or illegal input; the message explains what to type.
     """
     s = text.strip().lower()
+    if len(s) > MAX_MOVE_CHARS:  # also keeps int() from a number of thousands of digits (Python refuses > 4300)
+        raise MoveError(f"'{s[:12]}...' ({len(s)} characters) is not a move: {move_help(game)}")
     rows, cols = int(game.rows), int(game.cols)
     if _is_columns_game(game):
         if not re.fullmatch(r"\d+", s):
@@ -148,34 +152,9 @@ def load_agent(cfg_path: str, ckpt_path: str, simulations: Optional[int] = None,
     if not isinstance(venv, BoardVectorEnv):
         raise PlayError(f"env '{cfg.create.env.type}' is not a two-player zoo board game; play supports "
                         f"tictactoe, connect4 and gomoku")
-    state = load_checkpoint(ckpt_path)  # validates existence, format, weights_only
     policy = POLICY_REGISTRY.get(cfg.create.policy.type)(cfg.policy, value_sign=venv.value_sign)
-    weights = state.get("policy")
-    if not isinstance(weights, dict) or "model" not in weights:
-        raise CheckpointError(f"checkpoint '{ckpt_path}' holds no policy weights (expected a 'policy' entry "
-                              f"written by lzlite training)")
-    try:
-        policy.load_state_dict(weights)
-    except (RuntimeError, KeyError, ValueError) as e:
-        raise CheckpointError(f"checkpoint '{ckpt_path}' does not match the model of config '{cfg_path}' "
-                              f"({type(policy.model).__name__} of policy '{cfg.create.policy.type}'): "
-                              f"{_mismatch_summary(policy.state_dict()['model'], weights['model'], e)}; "
-                              f"pass the config the checkpoint was trained with (runs/<exp_name>/config.py)") from None
+    load_policy_weights(policy, ckpt_path, f"config '{cfg_path}'")
     return policy, venv
-
-
-def _mismatch_summary(expected: dict, found: dict, error: Exception) -> str:
-    """A one-line description of how two state dicts differ (load_state_dict's message is pages long)."""
-    missing = [k for k in expected if k not in found]
-    unexpected = [k for k in found if k not in expected]
-    if missing or unexpected:
-        return (f"{len(missing)} weights missing (e.g. {missing[:2]}), {len(unexpected)} unexpected "
-                f"(e.g. {unexpected[:2]})")
-    shapes = [f"{k}: checkpoint {tuple(found[k].shape)} vs model {tuple(v.shape)}"
-              for k, v in expected.items() if hasattr(found[k], "shape") and tuple(found[k].shape) != tuple(v.shape)]
-    if shapes:
-        return f"{len(shapes)} weights differ in shape (e.g. {shapes[0]})"
-    return " ".join(str(error).split())[:200]
 
 
 def play_game(
@@ -275,6 +254,8 @@ def main(argv: Optional[List[str]] = None, input_fn: Callable[[str], str] = inpu
     try:
         policy, venv = load_agent(args.cfg, args.ckpt, args.simulations, args.device)
     except (ConfigError, RegistryError, CheckpointError, PlayError) as e:
+        if debug_tracebacks():  # LZLITE_DEBUG=1: the traceback instead of one line
+            raise
         print(f"lzlite.play: error: {e}", file=sys.stderr)
         return EXIT_USAGE
     try:

@@ -17,8 +17,11 @@ import torch
 
 from lzlite.distributed.ddp import ddp_all_reduce_mean, ddp_all_reduce_sum, ddp_synchronize, is_ddp_enabled
 
-__all__ = ["calculate_update_per_collect", "set_global_seed", "make_run_dir", "is_ddp_enabled", "ddp_synchronize",
-           "ddp_all_reduce_sum", "ddp_all_reduce_mean"]
+__all__ = ["calculate_update_per_collect", "set_global_seed", "make_run_dir", "debug_tracebacks", "is_ddp_enabled",
+           "ddp_synchronize", "ddp_all_reduce_sum", "ddp_all_reduce_mean"]
+
+#: environment variable: set to 1, the command lines re-raise a user error with its traceback instead of one line
+DEBUG_ENV = "LZLITE_DEBUG"
 
 
 def calculate_update_per_collect(cfg: Mapping[str, Any], new_data: Any, world_size: int = 1) -> int:
@@ -57,6 +60,11 @@ def _is_lightzero_collect(new_data: Any) -> bool:
     return (isinstance(new_data, (list, tuple)) and len(new_data) == 2
             and all(isinstance(part, (list, tuple)) for part in new_data)
             and all(isinstance(meta, Mapping) for meta in new_data[1]))
+
+
+def debug_tracebacks() -> bool:
+    """Whether ``LZLITE_DEBUG`` asks the command lines for tracebacks (any value but '', '0', 'false', 'no')."""
+    return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no")
 
 
 def set_global_seed(seed: int) -> None:

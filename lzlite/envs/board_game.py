@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 import numpy as np
 from easydict import EasyDict
 
+from lzlite.config import Range, at_least, between
 from lzlite.envs.base import BaseEnv, EnvError, IllegalActionError
 from lzlite.envs.games import make_batch_game, make_bot
 from lzlite.registry import RegistryError
@@ -55,10 +56,10 @@ class BoardGameEnv(BaseEnv):
                 prob_expert_agent=0.0,  # probability that a collected move is replaced by the bot's (LightZero key; unused by the env itself)
                 channel_last=False,  # observation as [R, C, P] instead of [P, R, C]
                 scale=True,  # observations are already in [0, 1]; kept for LightZero configs
-                stop_value=1.0,  # training stops once the evaluation return reaches this
-                collector_env_num=8,  # games collected in parallel
-                evaluator_env_num=5,  # games evaluated in parallel
-                n_evaluator_episode=5,  # evaluation games per evaluation
+                stop_value=1.0,  # LightZero key: its stop condition; lzlite stops at max_env_step / max_train_iter
+                collector_env_num=8,  # LightZero key: the policy's collector_env_num is what is used
+                evaluator_env_num=5,  # LightZero key: the evaluator plays all the policy's eval_episodes at once
+                n_evaluator_episode=5,  # LightZero key: the policy's eval_episodes is what is used
                 manager=dict(shared_memory=False),  # env-manager options (LightZero key; lzlite batches games itself)
                 alphazero_mcts_ctree=False,  # LightZero key (its C++ AlphaZero tree); lzlite always searches in C++
                 render_mode=None,  # LightZero key: None, or 'state_realtime_mode' to print the board each step
@@ -70,6 +71,11 @@ class BoardGameEnv(BaseEnv):
                 seed=0,  # default seed when reset() is given none
             )
         )
+
+    @classmethod
+    def config_ranges(cls) -> Dict[str, Range]:
+        """The allowed values of the numeric keys of ``default_config`` (``lzlite/config/ranges.py``)."""
+        return dict(prob_random_action_in_bot=between(0, 1), board_size=at_least(1), seed=at_least(0))
 
     def __init__(self, cfg: Optional[Mapping[str, Any]] = None) -> None:
         try:

@@ -1,8 +1,11 @@
 """Single-player gymnasium environments (optional dependency: pip install 'lzlite[gym]')."""
 from __future__ import annotations
 
+from typing import Dict
+
 from easydict import EasyDict
 
+from lzlite.config import Range, at_least
 from lzlite.registry import ENV_REGISTRY
 
 __all__ = ["CartPoleEnv"]
@@ -29,6 +32,11 @@ class CartPoleEnv:
             stop_value=500.0,  # return at which an experiment counts as solved
             manager=dict(shared_memory=False),  # LightZero compatibility (env manager settings), ignored
         ))
+
+    @staticmethod
+    def config_ranges() -> Dict[str, Range]:
+        """The allowed values of the numeric keys of ``default_config`` (``lzlite/config/ranges.py``)."""
+        return dict(max_episode_steps=at_least(1))
 
 
 # LightZero's name for the same env, so its configs load unchanged.

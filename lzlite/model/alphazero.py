@@ -6,12 +6,13 @@ value)``; the latter optionally zeroes illegal actions given a boolean legal mas
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 import torch
 from easydict import EasyDict
 from torch import nn
 
+from lzlite.config import Range, at_least
 from lzlite.model.common import ConvHead, ConvTrunk, flat_size
 from lzlite.registry import MODEL_REGISTRY
 
@@ -48,6 +49,12 @@ class AlphaZeroModel(nn.Module):
                 frame_stack_num=1,  # accepted for LightZero configs and ignored
             )
         )
+
+    @staticmethod
+    def config_ranges() -> Dict[str, Range]:
+        """The allowed values of the numeric keys of ``default_config`` (``lzlite/config/ranges.py``)."""
+        return dict(action_space_size=at_least(1), num_res_blocks=at_least(0), num_channels=at_least(1),
+                    value_head_channels=at_least(1), policy_head_channels=at_least(1))
 
     def __init__(
         self,

@@ -17,12 +17,13 @@ convention); the network itself is sign-agnostic, the targets decide.
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 import torch
 from easydict import EasyDict
 from torch import nn
 
+from lzlite.config import ConfigError, Range, at_least
 from lzlite.model.common import (
     MLP,
     ConvHead,
@@ -81,6 +82,9 @@ _SHARED_DEFAULTS = dict(
     image_channel=None,  # accepted for LightZero configs and ignored: observation_shape already says it
     frame_stack_num=1,  # accepted for LightZero configs and ignored: stack frames into observation_shape
 )
+# the allowed values of the numeric keys of _SHARED_DEFAULTS (lzlite/config/ranges.py)
+_SHARED_RANGES = dict(action_space_size=at_least(1), support_scale=at_least(1), proj_hid=at_least(1),
+                      proj_out=at_least(1), pred_hid=at_least(1), pred_out=at_least(1))
 
 
 class _MuZeroBase(nn.Module):
@@ -88,6 +92,17 @@ class _MuZeroBase(nn.Module):
 
     model_type = ""  # 'conv' or 'mlp', LightZero's model.model_type
     action_encodings: Tuple[str, ...] = ("one_hot", "not_one_hot")  # accepted discrete_action_encoding_type
+
+    @staticmethod
+    def config_ranges() -> Dict[str, Range]:
+        return dict(_SHARED_RANGES)
+
+    @classmethod
+    def check_config(cls, cfg: Mapping, path: str) -> None:
+        """The projection heads' rule: the prediction head predicts the target projection."""
+        if cfg.get("self_supervised_learning_loss") and cfg.get("pred_out") != cfg.get("proj_out"):
+            raise ConfigError(f"config key '{path}.pred_out' must equal {path}.proj_out={cfg.get('proj_out')} (the "
+                              f"prediction head predicts the target projection), got {cfg.get('pred_out')}")
 
     def __init__(
         self,
@@ -352,6 +367,11 @@ class MuZeroModel(_MuZeroBase):
             )
         )
 
+    @staticmethod
+    def config_ranges() -> Dict[str, Range]:
+        return dict(_SHARED_RANGES, num_res_blocks=at_least(0), num_channels=at_least(1),
+                    reward_head_channels=at_least(1), value_head_channels=at_least(1), policy_head_channels=at_least(1))
+
     def __init__(
         self,
         observation_shape: Sequence[int] = (3, 3, 3),
@@ -484,6 +504,10 @@ class MuZeroModelMLP(_MuZeroBase):
                 **cfg,
             )
         )
+
+    @staticmethod
+    def config_ranges() -> Dict[str, Range]:
+        return dict(_SHARED_RANGES, latent_state_dim=at_least(1))
 
     def __init__(
         self,

@@ -24,13 +24,14 @@ network itself is sign-agnostic, the targets decide.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 import torch
 import torch.nn.functional as F
 from easydict import EasyDict
 from torch import nn
 
+from lzlite.config import ConfigError, Range, at_least
 from lzlite.model.common import MLP, ResBlock, flat_size
 from lzlite.model.support import decode_scalar, scalar_to_support, support_size, zero_logits
 from lzlite.model.transformer import GPT, KVCache
@@ -125,6 +126,29 @@ class UniZeroModel(nn.Module):
             policy_loss_weight=1.0,  # weight of the policy cross-entropy
             value_loss_weight=1.0,  # weight of the value cross-entropy (MSE for scalar heads)
         ))
+
+    @staticmethod
+    def config_ranges() -> Dict[str, Range]:
+        """The allowed values of the numeric keys of ``default_config`` (``lzlite/config/ranges.py``); the policy
+        checks max_tokens against the depth of its segments and searches (``UniZeroPolicy.check_config``)."""
+        return dict(
+            action_space_size=at_least(1), embed_dim=at_least(1),
+            num_layers=at_least(1),  # a world model without a transformer block reads no context
+            num_heads=at_least(1), max_tokens=at_least(1), dropout=Range(0, 1, high_open=True),
+            encoder_channels=at_least(1), encoder_hidden=at_least(1), head_hidden=at_least(1),
+            support_scale=at_least(1), simnorm_group_size=at_least(1), latent_loss_weight=at_least(0),
+            reward_loss_weight=at_least(0), policy_loss_weight=at_least(0), value_loss_weight=at_least(0),
+        )
+
+    @classmethod
+    def check_config(cls, cfg: Mapping, path: str) -> None:
+        """Token width: attention heads and SimNorm groups split embed_dim evenly."""
+        if cfg.embed_dim % cfg.num_heads:
+            raise ConfigError(f"config key '{path}.embed_dim' must be a multiple of {path}.num_heads={cfg.num_heads} "
+                              f"(each head takes embed_dim / num_heads channels), got {cfg.embed_dim}")
+        if cfg.latent_norm == "simnorm" and cfg.embed_dim % cfg.simnorm_group_size:
+            raise ConfigError(f"config key '{path}.embed_dim' must be a multiple of {path}.simnorm_group_size="
+                              f"{cfg.simnorm_group_size} for latent_norm='simnorm', got {cfg.embed_dim}")
 
     def __init__(
         self,

@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 from easydict import EasyDict
 
+from lzlite.config import Range, at_least
 from lzlite.mcts.adapters import AlphaZeroAdapter
 from lzlite.policy.base import Policy
 from lzlite.registry import POLICY_REGISTRY
@@ -35,6 +36,10 @@ class AlphaZeroPolicy(Policy):
         cfg.value_loss_weight = 1.0  # weight of the value loss (AlphaZero weighs value and policy equally)
         cfg.policy_loss_weight = 1.0  # weight of the policy loss
         return cfg
+
+    @classmethod
+    def config_ranges(cls) -> Dict[str, Range]:
+        return dict(super().config_ranges(), value_loss_weight=at_least(0), policy_loss_weight=at_least(0))
 
     def _hook_make_adapter(self, model: torch.nn.Module, venv: Any) -> Any:
         device = self.device

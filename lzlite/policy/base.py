@@ -29,7 +29,7 @@ import torch
 from easydict import EasyDict
 
 from lzlite.buffer.game_segment import StepField
-from lzlite.config import ConfigError
+from lzlite.config import ConfigError, Range, above, at_least, between
 from lzlite.mcts.search import search as run_search
 from lzlite.mcts.types import SearchConfig
 from lzlite.registry import MODEL_REGISTRY
@@ -131,6 +131,29 @@ class Policy:
             manual_temperature_decay=False,  # decay temperature 1 -> 0.5 -> 0.25 over training
             threshold_training_steps_for_final_temperature=100000,  # iters at which the decay ends
         ))
+
+    @classmethod
+    def config_ranges(cls) -> Dict[str, Range]:
+        """The allowed values of the numeric keys of ``default_config`` (``lzlite/config/ranges.py``)."""
+        return dict(
+            num_threads=at_least(0),  # 0: torch's default
+            num_simulations=at_least(1),  # both rules run from one simulation (PUCT and Gumbel, any m)
+            eval_num_simulations=at_least(1),
+            pb_c_base=above(0),  # the tree divides by it
+            pb_c_init=at_least(0),
+            root_dirichlet_alpha=above(0),  # a Dirichlet concentration
+            root_noise_weight=between(0, 1),
+            max_num_considered_actions=at_least(1),  # m = 1 searches one sampled action (sequential halving of one)
+            gumbel_scale=at_least(0),
+            c_visit=at_least(0),
+            c_scale=at_least(0),
+            fixed_temperature_value=at_least(0),  # 0: the most visited action
+            threshold_training_steps_for_final_temperature=at_least(1),
+        )
+
+    @classmethod
+    def check_config(cls, cfg: EasyDict, path: str) -> None:
+        """Rules between keys of a compiled ``policy`` section that ranges cannot state (none in the base)."""
 
     @classmethod
     def default_model_config(cls, model_type: Optional[str] = None) -> EasyDict:
@@ -247,7 +270,8 @@ class Policy:
         if loss.dim() != 0:
             raise RuntimeError(f"{type(self).__name__}._hook_loss must return a scalar loss, got shape {tuple(loss.shape)}")
         if not torch.isfinite(loss):
-            raise FloatingPointError(f"non-finite loss {loss.item()} ({stats}); lower the learning rate or check inputs")
+            raise FloatingPointError(f"non-finite loss {loss.item()} ({stats}); lower policy.learning_rate or check "
+                                     f"the inputs")
         return loss, stats, priorities
 
     def update_target(self) -> None:

@@ -23,6 +23,7 @@ import torch.nn.functional as F
 from easydict import EasyDict
 
 from lzlite.buffer.game_segment import StepField
+from lzlite.config import Range, at_least
 from lzlite.mcts.adapters import LatentModelAdapter
 from lzlite.model.support import scalar_to_support
 from lzlite.policy.base import Policy
@@ -70,6 +71,11 @@ class MuZeroPolicy(Policy):
         cfg.reward_loss_weight = 1.0  # weight of the reward loss
         cfg.ssl_loss_weight = 0.0  # weight of EfficientZero's consistency loss (needs model.self_supervised_learning_loss)
         return cfg
+
+    @classmethod
+    def config_ranges(cls) -> Dict[str, Range]:
+        return dict(super().config_ranges(), value_loss_weight=at_least(0), policy_loss_weight=at_least(0),
+                    reward_loss_weight=at_least(0), ssl_loss_weight=at_least(0))
 
     def __init__(self, cfg: EasyDict, model: Optional[torch.nn.Module] = None, value_sign: float = -1.0) -> None:
         super().__init__(cfg, model=model, value_sign=value_sign)

@@ -13,6 +13,7 @@ from typing import Any, Dict, Optional
 
 from easydict import EasyDict
 
+from lzlite.config import Range, at_least
 from lzlite.policy.reanalyze import CountingLatentAdapter, ReanalyzeStats, reanalyze_buffer
 from lzlite.policy.muzero import MuZeroPolicy
 from lzlite.registry import POLICY_REGISTRY
@@ -34,6 +35,10 @@ class ReZeroPolicy(MuZeroPolicy):
         cfg.use_backward_view = True  # ReZero reuse of the next position's value for the action taken; False: plain
         cfg.reanalyze_policy_targets = True  # also overwrite the stored policy targets (False: root values only)
         return cfg
+
+    @classmethod
+    def config_ranges(cls) -> Dict[str, Range]:
+        return dict(super().config_ranges(), reanalyze_interval=at_least(0), reanalyze_batch_size=at_least(1))
 
     def __init__(self, cfg: EasyDict, model: Optional[Any] = None, value_sign: float = -1.0) -> None:
         super().__init__(cfg, model=model, value_sign=value_sign)

@@ -22,12 +22,32 @@ import numpy as np
 import torch
 from easydict import EasyDict
 
+from lzlite.config import ConfigError, Range, at_least
 from lzlite.mcts.unizero_adapter import UniZeroAdapter
 from lzlite.model.unizero import UniZeroModel
 from lzlite.policy.base import Policy
 from lzlite.registry import POLICY_REGISTRY
 
 __all__ = ["UniZeroPolicy"]
+
+
+def _segment_and_token_error(cfg: EasyDict, max_tokens: int, path: str) -> Optional[str]:
+    """Why a UniZero policy section cannot train or search with a model of ``max_tokens`` positions, or None.
+
+    The dynamics learn from segments (num_unroll_steps >= 1); a state after k moves sits at token 2k, so a
+    segment needs 2 * num_unroll_steps + 1 tokens and a search 2 * S + 1 (its worst-case depth is S, the collect's
+    num_simulations or the evaluation's eval_num_simulations).
+    """
+    if int(cfg.num_unroll_steps) < 1:
+        return (f"{path}.num_unroll_steps must be >= 1 for UniZero (the dynamics are trained on segments), "
+                f"got {cfg.num_unroll_steps}")
+    depth = max(int(cfg.num_unroll_steps), int(cfg.num_simulations), int(cfg.get("eval_num_simulations") or 0))
+    if 2 * depth + 1 > max_tokens:
+        return (f"{path}.model.max_tokens={max_tokens} is too small: a training segment of num_unroll_steps="
+                f"{cfg.num_unroll_steps} moves or a search of num_simulations={cfg.num_simulations} (eval_num_"
+                f"simulations={cfg.get('eval_num_simulations')}; worst-case depth) needs 2 * {depth} + 1 = "
+                f"{2 * depth + 1} tokens; raise max_tokens")
+    return None
 
 
 @POLICY_REGISTRY.register("unizero")
@@ -48,18 +68,24 @@ class UniZeroPolicy(Policy):
         cfg.reanalyze_batch_size = 256  # roots per batched reanalyze search
         return cfg
 
+    @classmethod
+    def config_ranges(cls) -> Dict[str, Range]:
+        return dict(super().config_ranges(), reanalyze_interval=at_least(0), reanalyze_num_segments=at_least(1),
+                    reanalyze_batch_size=at_least(1))
+
+    @classmethod
+    def check_config(cls, cfg: EasyDict, path: str) -> None:
+        super().check_config(cfg, path)
+        error = _segment_and_token_error(cfg, int(cfg.model.max_tokens), path)
+        if error:
+            raise ConfigError(error)
+
     def __init__(self, cfg: EasyDict, model: Optional[torch.nn.Module] = None, value_sign: float = -1.0) -> None:
         super().__init__(cfg, model=model, value_sign=value_sign)
-        max_tokens = int(self._unwrap(self.model).transformer.max_tokens)
-        depth = max(int(cfg.num_unroll_steps), int(cfg.num_simulations))
-        if 2 * depth + 1 > max_tokens:
-            raise ValueError(
-                f"policy.model.max_tokens={max_tokens} is too small: a training segment of num_unroll_steps="
-                f"{cfg.num_unroll_steps} moves or a search of num_simulations={cfg.num_simulations} (worst-case "
-                f"depth) needs 2 * {depth} + 1 = {2 * depth + 1} tokens; raise max_tokens")
-        if int(cfg.num_unroll_steps) < 1:
-            raise ValueError(f"num_unroll_steps must be >= 1 for UniZero (the dynamics are trained on "
-                             f"segments), got {cfg.num_unroll_steps}")
+        # the model built (or passed in) decides the token budget, not cfg.model
+        error = _segment_and_token_error(cfg, int(self._unwrap(self.model).transformer.max_tokens), "policy")
+        if error:
+            raise ValueError(error)
         for key in ("reanalyze_interval",):
             if int(cfg[key]) < 0:
                 raise ValueError(f"{key} must be >= 0 (0: never), got {cfg[key]}")

@@ -7,7 +7,8 @@ from typing import Any, Dict
 
 import torch
 
-__all__ = ["CheckpointError", "save_checkpoint", "load_checkpoint", "latest_checkpoint", "remove_stale_temp_files"]
+__all__ = ["CheckpointError", "save_checkpoint", "load_checkpoint", "load_policy_weights", "latest_checkpoint",
+           "remove_stale_temp_files"]
 
 FORMAT_VERSION = 1
 
@@ -49,6 +50,51 @@ def load_checkpoint(path: str, map_location: Any = "cpu") -> Dict[str, Any]:
     if not isinstance(state, dict) or state.get("lzlite_checkpoint_version") != FORMAT_VERSION:
         raise CheckpointError(f"'{path}' is not an lzlite checkpoint (format version {FORMAT_VERSION} expected)")
     return state
+
+
+def load_policy_weights(policy: Any, path: str, config: str) -> Dict[str, Any]:
+    """Load the checkpoint at ``path`` and put its policy weights into ``policy``; returns the checkpoint.
+
+    Args:
+        policy: a lzlite Policy built from ``config``.
+        path: a checkpoint written by training (``ckpt/last.pt``, ``ckpt/iteration_<N>.pt``, ``ckpt/best.pt``).
+        config: the config in words, for the message (``"config 'runs/x/config.py'"``).
+    Raises:
+        CheckpointError: a missing or corrupt file, one without policy weights, or weights of another network (a
+            checkpoint of another game or model shape): one line naming the checkpoint, the config and the first
+            mismatching parameter with both shapes, instead of torch's pages of missing and unexpected keys.
+    """
+    state = load_checkpoint(path)
+    weights = state.get("policy")
+    if not isinstance(weights, dict) or not isinstance(weights.get("model"), dict):
+        raise CheckpointError(f"checkpoint '{path}' holds no policy weights (expected a 'policy' entry written by "
+                              f"lzlite training)")
+    try:
+        policy.load_state_dict(weights)
+    except (RuntimeError, KeyError, ValueError) as e:
+        model = policy.state_dict()["model"]
+        raise CheckpointError(
+            f"checkpoint '{path}' does not match the model of {config} ({type(policy.model).__name__} of "
+            f"{type(policy).__name__}): {mismatch_summary(model, weights['model'], e)}; pass the config the "
+            f"checkpoint was trained with (runs/<exp_name>/config.py)") from None
+    return state
+
+
+def mismatch_summary(expected: Dict[str, Any], found: Dict[str, Any], error: Exception) -> str:
+    """One line on how two state dicts differ (``load_state_dict``'s message is pages long): the first parameter of
+    another shape with both shapes, then the first missing and the first unexpected one, each with its count."""
+    shapes = [f"{k}: checkpoint {tuple(found[k].shape)} vs model {tuple(v.shape)}" for k, v in expected.items()
+              if k in found and hasattr(found[k], "shape") and tuple(found[k].shape) != tuple(v.shape)]
+    missing = [k for k in expected if k not in found]
+    unexpected = [k for k in found if k not in expected]
+    parts = []
+    if shapes:
+        parts.append(f"{len(shapes)} weights differ in shape (first {shapes[0]})")
+    if missing:
+        parts.append(f"{len(missing)} weights of the model are missing (first {missing[0]})")
+    if unexpected:
+        parts.append(f"{len(unexpected)} weights are not the model's (first {unexpected[0]})")
+    return ", ".join(parts) if parts else " ".join(str(error).split())[:200]
 
 
 def remove_stale_temp_files(ckpt_dir: str) -> int:

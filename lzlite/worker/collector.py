@@ -15,6 +15,7 @@ import numpy as np
 from easydict import EasyDict
 
 from lzlite.buffer.game_segment import GameSegment
+from lzlite.config import Range, at_least, between
 from lzlite.envs.games import make_bot
 from lzlite.registry import COLLECTOR_REGISTRY
 
@@ -49,6 +50,13 @@ class Collector:
             collect_bot_fraction=0.0,  # fraction of the games it plays (its side drawn per game)
             collect_bot_depth=4,  # its depth when it is 'alpha_beta'
         ))
+
+    @classmethod
+    def config_ranges(cls) -> Dict[str, Range]:
+        """The allowed values of the numeric keys of ``default_config`` (``lzlite/config/ranges.py``)."""
+        return dict(collector_env_num=at_least(1), n_episode=at_least(1), game_segment_length=at_least(1),
+                    random_opening_plies=at_least(0), temperature_moves=at_least(-1),  # -1: always sample
+                    collect_bot_fraction=between(0, 1), collect_bot_depth=at_least(1))
 
     def __init__(self, policy: Any, venv: Any, cfg: EasyDict, rng: np.random.Generator) -> None:
         self.policy = policy

@@ -11,6 +11,7 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 from easydict import EasyDict
 
+from lzlite.config import Range, at_least
 from lzlite.envs.games import make_bot
 from lzlite.envs.vector import BoardVectorEnv, VectorEnv
 from lzlite.registry import EVALUATOR_REGISTRY
@@ -72,6 +73,11 @@ class Evaluator:
             # (LightZero keeps iteration_<N>.pth.tar likewise); ckpt/best.pt, the best-scoring one's, is kept either way
             keep_eval_ckpts=True,
         ))
+
+    @staticmethod
+    def config_ranges() -> Dict[str, Range]:
+        """The allowed values of the numeric keys of ``default_config`` (``lzlite/config/ranges.py``)."""
+        return dict(eval_freq=at_least(1), eval_episodes=at_least(1), eval_bot_depth=at_least(1))
 
     def __init__(self, policy: Any, make_venv: Any, cfg: EasyDict, seed: int = 0) -> None:
         self.policy = policy

@@ -11,9 +11,14 @@ import numpy as np
 import torch
 from easydict import EasyDict
 
+from lzlite.config import Range, above, at_least
 from lzlite.registry import LEARNER_REGISTRY
 
-__all__ = ["Learner"]
+__all__ = ["Learner", "NonFiniteLossError"]
+
+
+class NonFiniteLossError(FloatingPointError):
+    """Training diverged: a learner step's loss is NaN or infinite (``Policy.compute_loss`` detects it)."""
 
 
 @LEARNER_REGISTRY.register("base_learner")
@@ -47,6 +52,21 @@ class Learner:
             learn=dict(learner=dict(hook=dict(save_ckpt_after_iter=1000))),  # LightZero compatibility
         ))
 
+    @staticmethod
+    def config_ranges() -> Dict[str, Range]:
+        """The allowed values of the numeric keys of ``default_config`` (``lzlite/config/ranges.py``)."""
+        return dict(
+            update_per_collect=at_least(1),  # or None
+            replay_ratio=at_least(0),  # 0: one learner step per collect (calculate_update_per_collect)
+            learning_rate=above(0),
+            weight_decay=at_least(0),
+            momentum=Range(0, 1, high_open=True),
+            warmup_steps=at_least(0),
+            grad_clip_value=Range(0, math.inf, low_open=True),  # inf: no clipping
+            target_update_freq=at_least(1),
+            save_ckpt_freq=at_least(1),
+        )
+
     def __init__(self, policy: Any, cfg: EasyDict, max_train_iter: int = 100000) -> None:
         self.policy = policy
         self.cfg = cfg
@@ -79,8 +99,17 @@ class Learner:
         return 1.0
 
     def train(self, batch: Any) -> Dict[str, float]:
-        """One learner step on ``batch``; returns the loss statistics (plus lr and grad_norm)."""
-        loss, stats, priorities = self.compute_loss(batch)
+        """One learner step on ``batch``; returns the loss statistics (plus lr and grad_norm).
+
+        Raises:
+            NonFiniteLossError: the loss is NaN or infinite; the message names the step and the learning rate.
+        """
+        try:
+            loss, stats, priorities = self.compute_loss(batch)
+        except FloatingPointError as e:
+            lr = self.optimizer.param_groups[0]["lr"]
+            raise NonFiniteLossError(f"training diverged at learner step {self.train_iter + 1} (learning rate {lr:g}): "
+                                     f"{e}") from e
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         grad_norm = torch.nn.utils.clip_grad_norm_(self.policy.model.parameters(), self.cfg.grad_clip_value)

@@ -27,6 +27,7 @@ import numpy as np
 from easydict import EasyDict
 
 from lzlite.buffer.unizero_buffer import PaddedGameSegment
+from lzlite.config import Range, at_least
 from lzlite.registry import COLLECTOR_REGISTRY
 from lzlite.worker.collector import Collector
 
@@ -51,6 +52,10 @@ class SegmentCollector(Collector):
         cfg.game_segment_length = 50  # L: own moves per segment (episodes are cut into pieces of L moves)
         cfg.num_segments = 8  # closed segments returned by one collect() call (its unit of work, not n_episode)
         return cfg
+
+    @classmethod
+    def config_ranges(cls) -> Dict[str, Range]:
+        return dict(super().config_ranges(), num_segments=at_least(1))
 
     def __init__(self, policy: Any, venv: Any, cfg: EasyDict, rng: np.random.Generator) -> None:
         super().__init__(policy, venv, cfg, rng)

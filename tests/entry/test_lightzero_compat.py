@@ -31,13 +31,13 @@ class Seg:
     (None, LIGHTZERO_NO_LIMIT, UNLIMITED),
 ])
 def test_stop_limits_at_or_above_1e10_are_no_limit(given, configured, expected):
-    assert _stop_limit(given, configured) == expected
+    assert _stop_limit("max_train_iter", given, configured) == expected
 
 
 @pytest.mark.parametrize("max_train_iter, max_env_step, update_per_collect, expected", [
     (300, UNLIMITED, None, 300),
     (UNLIMITED, 1000, None, 250),  # env steps x replay_ratio 0.25
-    (_stop_limit(LIGHTZERO_NO_LIMIT, None), 1000, None, 250),  # LightZero's explicit int(1e10): not a horizon
+    (_stop_limit("max_train_iter", LIGHTZERO_NO_LIMIT, None), 1000, None, 250),  # LightZero's explicit int(1e10): not a horizon
 ])
 def test_schedule_horizon(max_train_iter, max_env_step, update_per_collect, expected):
     pcfg = EasyDict(update_per_collect=update_per_collect, replay_ratio=0.25, lr_schedule="cosine")

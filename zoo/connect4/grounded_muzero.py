@@ -28,6 +28,7 @@ import torch.nn.functional as F
 from easydict import EasyDict
 
 from lzlite.buffer.game_segment import StepField
+from lzlite.config import Range, at_least
 from lzlite.policy.muzero import AuxLosses, GumbelMuZeroPolicy
 from lzlite.registry import POLICY_REGISTRY
 
@@ -63,6 +64,10 @@ class GroundedGumbelMuZeroPolicy(GumbelMuZeroPolicy):
         # the weight of the observation reconstruction loss (0 disables it; > 0 needs model.observation_decoder)
         cfg.obs_recon_loss_weight = 1.0
         return cfg
+
+    @classmethod
+    def config_ranges(cls) -> Dict[str, Range]:
+        return dict(super().config_ranges(), action_reward_loss_weight=at_least(0), obs_recon_loss_weight=at_least(0))
 
     @classmethod
     def default_model_config(cls, model_type: Optional[str] = None) -> EasyDict:
