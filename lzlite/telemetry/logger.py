@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from typing import Any, Dict, Optional
 
 from tqdm import tqdm
@@ -27,6 +28,8 @@ class RunLogger:
         self.writer = None
         self.bar = None
         self._n = 0
+        self._postfix: Dict[str, Any] = {}
+        self._drawn_at = 0.0
         if not enabled:
             return
         try:  # on first use: tensorboard is slow to import, and a run without it still trains
@@ -46,15 +49,26 @@ class RunLogger:
             self.writer.add_scalar(f"{prefix}/{key}", float(value), step)
 
     def update(self, n: int, postfix: Optional[Dict[str, Any]] = None) -> None:
+        """Move the bar to ``n`` and set ``postfix``'s fields beside it (the others stay).
+
+        Cheap enough to call after every move of a collect: tqdm redraws at most every 0.1 s, and a changed
+        postfix alone is redrawn at most every 0.5 s.
+        """
         if self.bar is None:
             return
         if self.bar.total is not None:
             n = min(n, self.bar.total)
-        self.bar.update(n - self._n)
-        self._n = n
         if postfix:
-            self.bar.set_postfix({k: (f"{v:.3f}" if isinstance(v, float) else v) for k, v in postfix.items()},
-                                 refresh=False)
+            self._postfix.update({k: (f"{v:.3f}" if isinstance(v, float) else v) for k, v in postfix.items()})
+            self.bar.set_postfix(self._postfix, refresh=False)
+        drawn = self.bar.update(n - self._n)
+        self._n = n
+        now = time.monotonic()
+        if drawn:
+            self._drawn_at = now
+        elif postfix and now - self._drawn_at >= 0.5:
+            self.bar.refresh()
+            self._drawn_at = now
 
     def summary(self, stats: Dict[str, Any]) -> None:
         if not self.enabled:

@@ -9,7 +9,7 @@ buffer needs.
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 from easydict import EasyDict
@@ -137,8 +137,20 @@ class Collector:
         out = self.policy.act(self.venv, idx, self.rng, mode="collect", temperature=temperature, **kwargs)
         return out, out.action.copy(), self.policy.policy_target(out)
 
-    def collect(self, n_episode: Optional[int] = None, train_iter: int = 0) -> Tuple[List[GameSegment], Dict[str, float]]:
-        """Play ``n_episode`` full episodes; return their GameSegments and statistics."""
+    def collect(self, n_episode: Optional[int] = None, train_iter: int = 0,
+                should_stop: Optional[Callable[[], bool]] = None,
+                progress: Optional[Callable[[int], None]] = None) -> Tuple[List[GameSegment], Dict[str, float]]:
+        """Play ``n_episode`` full episodes; return their GameSegments and statistics.
+
+        Args:
+            n_episode: episodes to play (default ``cfg.n_episode``).
+            train_iter: learner step, for the temperature schedule.
+            should_stop: asked before every batched move; once it returns True the call returns at once with
+                the segments closed so far, and the games in progress are abandoned (the training loop drops
+                such a collect whole).
+            progress: called after every batched move with the env steps this call has played so far (the
+                training loop moves its progress bar with it).
+        """
         venv, policy = self.venv, self.policy
         n_episode = int(n_episode or self.cfg.n_episode)
         n = venv.num_envs
@@ -163,6 +175,8 @@ class Collector:
         t0 = time.perf_counter()
         steps = 0
         while active.any():
+            if should_stop is not None and should_stop():
+                break
             idx = np.flatnonzero(active)
             obs = venv.observe()[idx]
             legal = venv.legal_mask()[idx]
@@ -206,6 +220,8 @@ class Collector:
                 elif seg.is_full:
                     pending[i] = seg
                     segs[i] = GameSegment(A, seg_len)
+            if progress is not None:
+                progress(steps)
         self.env_steps += steps
         self.episodes += len(returns)
         elapsed = time.perf_counter() - t0

@@ -21,7 +21,7 @@ The collector knows nothing of the algorithm: it asks the policy to ``act`` and 
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 from easydict import EasyDict
@@ -76,14 +76,18 @@ class SegmentCollector(Collector):
     def _new_segment(self) -> PaddedGameSegment:
         return PaddedGameSegment(self.venv.num_actions, self.segment_length, self.num_padding)
 
-    def collect(self, n_episode: Optional[int] = None, train_iter: int = 0,
-                num_segments: Optional[int] = None) -> Tuple[List[PaddedGameSegment], Dict[str, float]]:
+    def collect(self, n_episode: Optional[int] = None, train_iter: int = 0, num_segments: Optional[int] = None,
+                should_stop: Optional[Callable[[], bool]] = None,
+                progress: Optional[Callable[[int], None]] = None) -> Tuple[List[PaddedGameSegment], Dict[str, float]]:
         """Play on until ``num_segments`` (default ``cfg.num_segments``) segments are closed.
 
         Args:
             n_episode: ignored (the episode collector's argument; segments, not episodes, are counted).
             train_iter: learner step, for the temperature schedule.
             num_segments: segments to return at least (one step can close several).
+            should_stop: asked before every batched move; once it returns True the call returns at once with
+                the segments closed so far (the games play on from where they are at the next call).
+            progress: called after every batched move with the env steps this call has played so far.
 
         Returns:
             (closed segments in closing order, stats: 'segments', 'episodes' finished in this call,
@@ -106,6 +110,8 @@ class SegmentCollector(Collector):
         steps = 0
         idx = np.arange(venv.num_envs)
         while len(finished) < want:
+            if should_stop is not None and should_stop():
+                break
             obs = venv.observe()
             legal = venv.legal_mask()
             to_play = venv.to_play()
@@ -140,6 +146,8 @@ class SegmentCollector(Collector):
                 elif self._current[i].own_full:
                     self._tails[i].append(self._current[i])
                     self._current[i] = self._new_segment()
+            if progress is not None:
+                progress(steps)
         self.env_steps += steps
         self.episodes += len(returns)
         elapsed = time.perf_counter() - t0
