@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
+import signal
 import sys
 from typing import List, Optional
 
 from lzlite.config import ConfigError, load_config_file
 from lzlite.config.compile import MAX_SEED
-from lzlite.distributed.ddp import DistributedError
+from lzlite.distributed.ddp import DistributedError, launched_by_torchrun
 from lzlite.entry import get_entry
+from lzlite.entry.stop import TrainingStopped
 from lzlite.entry.utils import debug_tracebacks
 from lzlite.registry import POLICY_REGISTRY, RegistryError, import_modules
 from lzlite.telemetry.logger import format_summary
@@ -115,6 +118,18 @@ def missing_optional_package(err: Optional[BaseException]) -> Optional[str]:
     return None
 
 
+def _resume_command(args: argparse.Namespace) -> str:
+    """The command line that continues this run: its own options, with --resume instead of --force."""
+    words = ["--cfg", args.cfg]
+    for flag, value in (("--seed", args.seed), ("--max-env-step", args.max_env_step),
+                        ("--max-train-iter", args.max_train_iter), ("--entry", args.entry), ("--run-dir", args.run_dir),
+                        ("--device", args.device)):
+        if value is not None:
+            words += [flag, str(value)]
+    launcher = "torchrun <its options> -m lzlite.entry" if launched_by_torchrun() else "python -m lzlite.entry"
+    return " ".join([launcher, *map(shlex.quote, words), "--resume"])
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -146,6 +161,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"lzlite: error: this run needs the optional package '{package}', which is not installed: "
               f"pip install 'lzlite[{extra}]' (from a checkout: pip install -e \".[{extra}]\")", file=sys.stderr)
         return EXIT_USAGE
+    except TrainingStopped as e:  # SIGINT / SIGTERM: the checkpoint is written
+        if e.checkpoint is not None:  # (DDP ranks other than 0 write none and say nothing)
+            print(f"lzlite: stopped by {signal.Signals(e.signal_number).name} at env step {e.env_steps}, learner step "
+                  f"{e.train_iter}; checkpoint {e.checkpoint}; continue with: {_resume_command(args)}", file=sys.stderr)
+        return e.exit_code
     except KeyboardInterrupt:
         print("lzlite: interrupted", file=sys.stderr)
         return 130

@@ -7,6 +7,7 @@ through this same loop unchanged.
 from __future__ import annotations
 
 import os
+import signal
 import time
 from typing import Any, Dict, Optional, Sequence
 
@@ -20,6 +21,7 @@ from lzlite.envs.vector import make_vector_env
 from lzlite.registry import (BUFFER_REGISTRY, COLLECTOR_REGISTRY, ENV_REGISTRY, EVALUATOR_REGISTRY, LEARNER_REGISTRY,
                              POLICY_REGISTRY)
 from lzlite.distributed import ddp
+from lzlite.entry.stop import StopSignal, TrainingStopped
 from lzlite.telemetry.logger import RunLogger
 from lzlite.worker.checkpoint import (CheckpointError, latest_checkpoint, load_checkpoint, load_policy_weights,
                                      remove_stale_temp_files, save_checkpoint)
@@ -120,7 +122,13 @@ def train(
         force: start afresh in a run dir that already holds a run's checkpoints, overwriting them (without it,
             that is a ConfigError: nothing trained is overwritten by accident).
         device: torch device overriding the config.
-        progress: show a tqdm progress bar.
+        progress: show a tqdm progress bar (it moves during a collect too).
+
+    Raises:
+        TrainingStopped: after SIGINT or SIGTERM (a KeyboardInterrupt). The run ends within a move of a collect
+            or a learner step; a collect cut short is dropped whole, so ``ckpt/last.pt`` holds the state before
+            it (or the state after the last learner step), and ``resume=True`` continues as if no stop had been.
+            The final evaluation is skipped. The signal handlers in place before are restored either way.
     """
     main_config, create_config = _split_input(input_cfg)
     cfg = compile_config(main_config, create_config, seed=seed)
@@ -159,6 +167,7 @@ def train(
         policy.update_target()
     sample_rng = np.random.default_rng([cfg.seed, rank, 2])
     env_steps = 0
+    updates_left = 0  # learner steps still to take on the last collect's data
     best: Dict[str, Any] = dict(score=None)  # the best evaluation's score so far (its weights: ckpt/best.pt)
     if model_path:
         load_policy_weights(policy, model_path, f"the config of experiment '{cfg.exp_name}'")
@@ -168,67 +177,112 @@ def train(
         if rank == 0:
             save_config(cfg, os.path.join(run_dir, "config.py"))
         env_steps = int(state["counters"]["env_steps"])
+        updates_left = int(state["counters"].get("updates_left", 0))
         best["score"] = state["counters"].get("best_score")
         if rank > 0:  # the checkpoint holds rank 0's generators: give this rank its own streams again
             sample_rng = np.random.default_rng([cfg.seed, rank, 2, learner.train_iter])
             collector.rng = np.random.default_rng([cfg.seed, 1, learner.train_iter])
             set_global_seed(cfg.seed + 7919 * learner.train_iter)
 
+    bar_in_env_steps = max_env_step < UNLIMITED  # else the bar counts learner steps
     logger = RunLogger(run_dir, enabled=(rank == 0), progress=progress,
-                       total=max_env_step if max_env_step < UNLIMITED else max_train_iter,
-                       unit="env steps" if max_env_step < UNLIMITED else "iters")
-    logger.update(env_steps if max_env_step < UNLIMITED else learner.train_iter)
+                       total=max_env_step if bar_in_env_steps else max_train_iter,
+                       unit="env steps" if bar_in_env_steps else "iters")
+    logger.update(env_steps if bar_in_env_steps else learner.train_iter)
+
+    def show_collect(moves: int) -> None:  # called after every move of a collect: a Connect Four collect takes minutes
+        if bar_in_env_steps:
+            logger.update(env_steps + moves)
+        else:
+            logger.update(learner.train_iter, dict(env_steps=env_steps + moves))
+
     pcfg = cfg.policy
     last_eval: Dict[str, float] = {}
     t_start = time.perf_counter()
-    while env_steps < max_env_step and learner.train_iter < max_train_iter:
-        segments, cstats = collector.collect(train_iter=learner.train_iter)
-        buffer.push_segments(segments)
-        policy.after_collect(buffer, learner.train_iter)  # e.g. ReZero's whole-buffer reanalyze schedule
-        new_steps = int(sum(len(s) for s in segments))
-        # Under DDP every decision below is agreed by all ranks (a collective each), else some rank
-        # would wait in a gradient all-reduce the others never join. Without DDP these are no-ops.
-        n_updates = calculate_update_per_collect(cfg, new_steps, world_size)  # sums over ranks
-        env_steps += int(ddp.ddp_all_reduce_sum(new_steps))  # all ranks' games: every rank stops together
-        logger.scalars("collect", cstats, env_steps)
-        if not ddp.ddp_all_true(buffer.num_transitions >= _local_batch(pcfg.batch_size, world_size)):
-            n_updates = 0  # too little data for one minibatch yet (on some rank): keep collecting
-        lstats: Dict[str, float] = {}
-        reanalyze = policy.reanalyze_fn() if pcfg.reanalyze_ratio > 0 else None
-        bootstrap = policy.bootstrap_fn()  # None: bootstrap from the root values stored at collection
-        for _ in range(n_updates):
-            if learner.train_iter >= max_train_iter:
+    stop = StopSignal()
+    stopped = False
+    with stop:  # SIGINT / SIGTERM: end the current move or learner step, write last.pt, raise TrainingStopped
+        while (updates_left or env_steps < max_env_step) and learner.train_iter < max_train_iter:
+            if not updates_left:  # (a run resumed in the middle of a learner phase first finishes it)
+                before = _collect_state(collector)
+                segments, cstats = collector.collect(train_iter=learner.train_iter, should_stop=stop.requested,
+                                                     progress=show_collect)
+                if _stop_agreed(stop):  # the collect may be cut short: drop it whole, and save the state before it
+                    _rewind(collector, before)
+                    stopped = True
+                    break
+                buffer.push_segments(segments)
+                policy.after_collect(buffer, learner.train_iter)  # e.g. ReZero's whole-buffer reanalyze schedule
+                new_steps = int(sum(len(s) for s in segments))
+                # Under DDP every decision below is agreed by all ranks (a collective each), else some rank
+                # would wait in a gradient all-reduce the others never join. Without DDP these are no-ops.
+                updates_left = calculate_update_per_collect(cfg, new_steps, world_size)  # sums over ranks
+                env_steps += int(ddp.ddp_all_reduce_sum(new_steps))  # all ranks' games: every rank stops together
+                logger.scalars("collect", cstats, env_steps)
+                if not ddp.ddp_all_true(buffer.num_transitions >= _local_batch(pcfg.batch_size, world_size)):
+                    updates_left = 0  # too little data for one minibatch yet (on some rank): keep collecting
+            lstats: Dict[str, float] = {}
+            reanalyze = policy.reanalyze_fn() if pcfg.reanalyze_ratio > 0 else None
+            bootstrap = policy.bootstrap_fn()  # None: bootstrap from the root values stored at collection
+            while updates_left and learner.train_iter < max_train_iter:
+                if _stop_agreed(stop):
+                    stopped = True
+                    break
+                batch = buffer.sample(_local_batch(pcfg.batch_size, world_size), sample_rng, reanalyze_fn=reanalyze,
+                                      bootstrap_fn=bootstrap)
+                if augment is not None:  # a random board symmetry per row (drawn from sample_rng: resume stays exact)
+                    batch = augment(batch, sample_rng)
+                lstats = learner.train(batch)
+                updates_left -= 1
+                if pcfg.use_priority and learner.last_priorities is not None:
+                    buffer.update_priorities(batch.indices, learner.last_priorities)
+                if rank == 0 and learner.train_iter % pcfg.eval_freq == 0:
+                    last_eval = _evaluate(evaluator, logger, ckpt_dir, policy, learner, env_steps, best)
+                if rank == 0 and learner.train_iter % pcfg.save_ckpt_freq == 0:
+                    _save(ckpt_dir, policy, learner, collector, buffer, sample_rng, env_steps, best, updates_left)
+            if world_size > 1 and lstats:  # every rank took the same steps, so all hold the same keys
+                lstats = ddp.ddp_all_reduce_mean(lstats)
+            logger.scalars("learn", lstats, env_steps)
+            logger.update(env_steps if bar_in_env_steps else learner.train_iter,
+                          dict(iter=learner.train_iter, loss=lstats.get("loss", float("nan")), **_headline(last_eval)))
+            if stopped:
                 break
-            batch = buffer.sample(_local_batch(pcfg.batch_size, world_size), sample_rng, reanalyze_fn=reanalyze,
-                                  bootstrap_fn=bootstrap)
-            if augment is not None:  # a random board symmetry per row (drawn from sample_rng: resume stays exact)
-                batch = augment(batch, sample_rng)
-            lstats = learner.train(batch)
-            if pcfg.use_priority and learner.last_priorities is not None:
-                buffer.update_priorities(batch.indices, learner.last_priorities)
-            if rank == 0 and learner.train_iter % pcfg.eval_freq == 0:
+        stopped = stopped or _stop_agreed(stop)  # a signal in the last learner step skips the final evaluation
+        if rank == 0:
+            if not stopped:  # (a stop skips it: an evaluation can take minutes)
                 last_eval = _evaluate(evaluator, logger, ckpt_dir, policy, learner, env_steps, best)
-            if rank == 0 and learner.train_iter % pcfg.save_ckpt_freq == 0:
-                _save(ckpt_dir, policy, learner, collector, buffer, sample_rng, env_steps, best)
-        if world_size > 1 and lstats:  # every rank took the same steps, so all hold the same keys
-            lstats = ddp.ddp_all_reduce_mean(lstats)
-        logger.scalars("learn", lstats, env_steps)
-        logger.update(env_steps if max_env_step < UNLIMITED else learner.train_iter,
-                      dict(iter=learner.train_iter, loss=lstats.get("loss", float("nan")), **_headline(last_eval)))
-    if rank == 0:
-        last_eval = _evaluate(evaluator, logger, ckpt_dir, policy, learner, env_steps, best)
-        _save(ckpt_dir, policy, learner, collector, buffer, sample_rng, env_steps, best)
-        elapsed = time.perf_counter() - t_start
-        summary = dict(env_steps=env_steps, train_iter=learner.train_iter, wall_minutes=elapsed / 60.0,
-                       env_steps_per_s=env_steps / max(elapsed, 1e-9), **last_eval)
-        logger.summary(summary)
-    logger.close()
-    if world_size > 1:
-        ddp.ddp_synchronize()  # nobody exits before rank 0's final checkpoint is written
-        if own_group:
-            ddp.teardown_ddp()
+            _save(ckpt_dir, policy, learner, collector, buffer, sample_rng, env_steps, best, updates_left)
+            if not stopped:
+                elapsed = time.perf_counter() - t_start
+                logger.summary(dict(env_steps=env_steps, train_iter=learner.train_iter, wall_minutes=elapsed / 60.0,
+                                    env_steps_per_s=env_steps / max(elapsed, 1e-9), **last_eval))
+        logger.close()
+        if world_size > 1:
+            ddp.ddp_synchronize()  # nobody exits before rank 0's final checkpoint is written
+            if own_group:
+                ddp.teardown_ddp()
+    if stopped:  # the handlers that were installed before are back: a Python caller gets a KeyboardInterrupt
+        raise TrainingStopped(stop.signal_number or signal.SIGTERM,  # (a DDP rank stopped by another's signal)
+                              os.path.join(ckpt_dir, "last.pt") if rank == 0 else None, env_steps, learner.train_iter)
     policy.final_eval.update(last_eval)  # the documented Policy.final_eval (rank 0's; empty on other ranks)
     return policy
+
+
+def _stop_agreed(stop: StopSignal) -> bool:
+    """Whether a stop was requested (on any rank: under DDP one collective, so all ranks stop at the same point)."""
+    return not ddp.ddp_all_true(not stop.requested())
+
+
+def _collect_state(collector) -> Dict[str, Any]:
+    """What a collect changes of the state ``_save`` writes (cheap: two generator states and a count)."""
+    return dict(collect=collector.rng.bit_generator.state, torch=torch.get_rng_state(), episodes=collector.episodes)
+
+
+def _rewind(collector, before: Dict[str, Any]) -> None:
+    """Undo a dropped collect's draws, so the checkpoint holds the state before it and --resume replays it."""
+    collector.rng.bit_generator.state = before["collect"]
+    torch.set_rng_state(before["torch"])
+    collector.episodes = before["episodes"]
 
 
 def _local_batch(batch_size: int, world_size: int) -> int:
@@ -245,8 +299,11 @@ def _headline(stats: Dict[str, float]) -> Dict[str, float]:
     return keep
 
 
-def _save(ckpt_dir, policy, learner, collector, buffer, rng, env_steps, best) -> None:
-    counters = dict(env_steps=env_steps, episodes=collector.episodes, train_iter=learner.train_iter)
+def _save(ckpt_dir, policy, learner, collector, buffer, rng, env_steps, best, updates_left) -> None:
+    # updates_left: learner steps of the last collect not taken yet (a checkpoint inside a learner phase), so
+    # --resume takes them before it collects again, as the run would have
+    counters = dict(env_steps=env_steps, episodes=collector.episodes, train_iter=learner.train_iter,
+                    updates_left=updates_left)
     if best["score"] is not None:
         counters["best_score"] = list(best["score"])
     state = dict(
