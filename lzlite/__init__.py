@@ -27,6 +27,10 @@ def __getattr__(name: str):
         import lzlite.entry as _entry
 
         return getattr(_entry, name)
+    if name == "TrainingStopped":  # what train_* raise after SIGINT / SIGTERM; lzlite.entry imports torch
+        from lzlite.entry.stop import TrainingStopped
+
+        return TrainingStopped
     raise AttributeError(f"module 'lzlite' has no attribute '{name}'")
 
 
@@ -39,6 +43,7 @@ __all__ = [
     "eval_alphazero",
     "eval_muzero",
     "ConfigError",
+    "TrainingStopped",
     "compile_config",
     "load_config_file",
     "Registry",

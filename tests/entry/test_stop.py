@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import torch
 
+import lzlite
 from lzlite.config import compile_config
 from lzlite.entry import train_alphazero
 from lzlite.entry.loop import build_components
@@ -106,7 +107,7 @@ def test_a_stop_between_learner_steps_resumes_exactly(tmp_path, monkeypatch):
             train_alphazero(tiny_config("alphazero"), seed=1, max_env_step=100, run_dir=str(tmp_path / "split"),
                             progress=False)
     assert signal.getsignal(signal.SIGTERM) is before  # the handlers are restored
-    assert e.value.exit_code == 143 and e.value.train_iter == 5
+    assert e.value.exit_code == 143 and e.value.train_iter == 5 and isinstance(e.value, lzlite.TrainingStopped)
     counters = load_checkpoint(e.value.checkpoint)["counters"]
     assert counters["train_iter"] == 5 and counters["updates_left"] > 0  # the phase's other steps come first
     resumed = train_alphazero(tiny_config("alphazero"), seed=1, max_env_step=100, run_dir=str(tmp_path / "split"),
