@@ -28,7 +28,7 @@ describe("Board", () => {
     expect(screen.getByTestId("search-8").className).toContain("chosen");
     expect(screen.getByTestId("search-1").className).not.toContain("chosen");
     // The most visited cell is the darkest.
-    const alpha = (a: number) => Number(/rgba\(.*, ([\d.]+)\)/.exec(screen.getByTestId(`search-${a}`).style.background)![1]);
+    const alpha = (a: number) => Number(/rgba\(.*, ([\d.]+)\)/.exec(screen.getByTestId(`search-${a}`).style.backgroundImage)![1]);
     expect(alpha(8)).toBeGreaterThan(alpha(2));
     expect(screen.getByTestId("spectator").textContent).toContain("X to move, chose c1");
   });

@@ -35,6 +35,18 @@ export function actionName(game: string, cols: number, rows: number, action: num
   return `${String.fromCharCode(97 + c)}${rows - r}`;
 }
 
+/** What a player is called in a game: X / O, red / yellow, black / white. */
+export function sideName(game: string, player: number): string {
+  const names: Record<string, [string, string]> = { tictactoe: ["X", "O"], connect4: ["red", "yellow"], gomoku: ["black", "white"] };
+  return names[game]?.[player] ?? `player ${player}`;
+}
+
+// A blue layer over the cell's own colour, as strong as the action's share of the visits.
+const shade = (alpha: number) => {
+  const c = `rgba(37, 99, 235, ${alpha.toFixed(3)})`;
+  return `linear-gradient(${c}, ${c})`;
+};
+
 function stoneLabel(game: string, v: number): string {
   if (game === "tictactoe") return v === 0 ? "X" : "O";
   return "";
@@ -60,7 +72,7 @@ export function Board({ game, rows, cols, cells, overlay, chosen, onAction }: Bo
       <div
         key={key}
         className={`overlay ${extraClass} ${chosen === action ? "chosen" : ""}`}
-        style={s ? { background: `rgba(37, 99, 235, ${(0.1 + 0.6 * share).toFixed(3)})` } : undefined}
+        style={s ? { backgroundImage: shade(0.1 + 0.6 * share) } : undefined}
         data-testid={`search-${action}`}
         data-visits={s?.visits}
         data-q={s?.q}
@@ -107,7 +119,7 @@ export function Board({ game, rows, cols, cells, overlay, chosen, onAction }: Bo
   return (
     <div
       className={`board game-${game}`}
-      style={{ gridTemplateColumns: `repeat(${cols}, 1fr)`, maxWidth: `${Math.min(cols * 56, 520)}px` }}
+      style={{ gridTemplateColumns: `repeat(${cols}, 1fr)`, maxWidth: `${Math.max(240, Math.min(cols * 56, 520))}px` }}
       data-testid="board"
     >
       {items}

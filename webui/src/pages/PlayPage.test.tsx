@@ -56,7 +56,7 @@ describe("PlayPage", () => {
     socket.receive(playFrame({ agent_side: 0, cells: [0, 0, 0, 1, 1, -1, -1, -1, -1], to_play: 1, legal: [], last_move: 2, done: true, winner: 0 }));
     expect(screen.getByTestId("play-line").textContent).toBe("The agent wins.");
     expect(screen.getByTestId("cell-5").tagName).toBe("DIV"); // no more moves
-    expect(screen.getByText("New game, I move first")).toBeTruthy();
+    expect(screen.getByText("New game:")).toBeTruthy();
   });
 
   it("says so when the bridge is not connected", () => {

@@ -3,11 +3,9 @@
 // is shown here, and the game goes on.
 
 import { useState } from "react";
-import { Board, actionName } from "../components/Board";
+import { Board, actionName, sideName } from "../components/Board";
 import { useClient, useFrames } from "../hooks";
 import { PlayState } from "../protocol";
-
-const sideName = (game: string, side: number) => (game === "tictactoe" ? ["X", "O"][side] : side === 0 ? "first" : "second");
 
 function outcome(p: PlayState): string {
   if (p.winner === -1) return "Draw.";
@@ -88,11 +86,12 @@ export function PlayPage({ run }: { run: string }) {
         <a href={`#/run/${encodeURIComponent(run)}`}>Watch the run</a>
       </div>
       <div className="actions">
+        <span className="muted">{play ? "New game:" : "Start a game:"}</span>
         <button type="button" onClick={() => start(1)} disabled={waiting !== null}>
-          {play ? "New game, " : ""}I move first
+          I move first
         </button>
         <button type="button" onClick={() => start(0)} disabled={waiting !== null}>
-          {play ? "New game, " : ""}The agent moves first
+          The agent moves first
         </button>
       </div>
       {error && (

@@ -2,7 +2,7 @@
 // board showing the search's visits and Q for the decision being made.
 
 import { useEffect, useState } from "react";
-import { Board, actionName } from "../components/Board";
+import { Board, actionName, sideName } from "../components/Board";
 import { LineChart, formatNumber } from "../components/LineChart";
 import { Curves, addPoints, groupCharts } from "../curves";
 import { useClient, useFrames, useNow } from "../hooks";
@@ -13,12 +13,11 @@ import { ago } from "./RunList";
 export const MAX_GAMES = 4;
 
 export function SpectatorBoard({ event }: { event: MoveEvent }) {
-  const side = event.game === "tictactoe" ? ["X", "O"][event.to_play] : `player ${event.to_play}`;
   let caption: string;
   if (event.done) {
-    caption = event.winner === -1 ? "draw" : `${event.game === "tictactoe" ? ["X", "O"][event.winner] : `player ${event.winner}`} won`;
+    caption = event.winner === -1 ? "draw" : `${sideName(event.game, event.winner)} won`;
   } else {
-    caption = `${side} to move, chose ${actionName(event.game, event.cols, event.rows, event.action)}`;
+    caption = `${sideName(event.game, event.to_play)} to move, chose ${actionName(event.game, event.cols, event.rows, event.action)}`;
   }
   return (
     <figure className="spectator" data-testid="spectator" data-game-id={event.game_id} data-ply={event.ply}>
