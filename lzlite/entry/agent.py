@@ -23,6 +23,7 @@ import numpy as np
 from lzlite.config import ConfigError, compile_config, load_config_file
 from lzlite.envs.vector import BoardVectorEnv, make_vector_env
 from lzlite.registry import POLICY_REGISTRY
+from lzlite.telemetry.events import cells_from_observation
 from lzlite.worker.checkpoint import load_policy_weights
 
 __all__ = ["Agent", "Analysis", "AgentError", "load_agent", "board_cells"]
@@ -67,13 +68,7 @@ def board_cells(game: Any, states: np.ndarray) -> np.ndarray:
         game: a zoo BatchGame.
         states: uint8 [N, state_bytes].
     """
-    obs = game.observe(states)  # [N, P, R, C]: plane 0 the mover's stones, plane 1 the opponent's
-    to_play = game.to_play(states).astype(np.int8)[:, None]
-    own = obs[:, 0].reshape(len(states), -1) > 0.5
-    opp = obs[:, 1].reshape(len(states), -1) > 0.5
-    cells = np.full(own.shape, -1, dtype=np.int8)
-    cells = np.where(own, to_play, cells)
-    return np.where(opp, 1 - to_play, cells).astype(np.int8)
+    return cells_from_observation(game.observe(states), game.to_play(states))
 
 
 class Agent:
