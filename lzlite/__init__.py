@@ -27,6 +27,10 @@ def __getattr__(name: str):
         import lzlite.entry as _entry
 
         return getattr(_entry, name)
+    if name in ("load_agent", "Agent", "AgentError"):  # the agent API (lzlite/entry/agent.py) imports torch
+        import lzlite.entry.agent as _agent
+
+        return getattr(_agent, name)
     if name == "TrainingStopped":  # what train_* raise after SIGINT / SIGTERM; lzlite.entry imports torch
         from lzlite.entry.stop import TrainingStopped
 
@@ -42,6 +46,9 @@ __all__ = [
     "train_unizero_segment",
     "eval_alphazero",
     "eval_muzero",
+    "load_agent",
+    "Agent",
+    "AgentError",
     "ConfigError",
     "TrainingStopped",
     "compile_config",

@@ -32,7 +32,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 from easydict import EasyDict
 
 from lzlite import registry as _reg
-from lzlite.config.ranges import Range, ranges_of
+from lzlite.config.ranges import Range, at_least, ranges_of
 
 __all__ = [
     "ConfigError",
@@ -42,12 +42,23 @@ __all__ = [
     "save_config",
     "TOP_LEVEL_DEFAULTS",
     "CREATE_DEFAULTS",
+    "LOGGER_DEFAULTS",
 ]
 
 
 class ConfigError(ValueError):
     """An invalid config: unknown key, wrong type, value out of range, missing variable, unknown component."""
 
+
+# main_config.logger: what a run reports besides TensorBoard and the progress bar (lzlite/telemetry/logger.py reads
+# it; the logger is not a registered component, so its keys and ranges are declared here).
+LOGGER_DEFAULTS = dict(
+    wandb=False,  # also log to Weights & Biases (offline unless a W&B key is configured; `pip install lzlite[wandb]`)
+    wandb_project="lzlite",  # the W&B project the run goes to
+    redis_url=None,  # e.g. 'redis://127.0.0.1:6379/0': live status, curves and games for the web UI (--redis URL)
+    spectate_games=2,  # games of each collect whose every decision goes to Redis for the web UI (0: none)
+)
+LOGGER_RANGES = dict(spectate_games=at_least(0))
 
 # Keys of main_config that are not owned by a component.
 TOP_LEVEL_DEFAULTS = dict(
@@ -56,6 +67,7 @@ TOP_LEVEL_DEFAULTS = dict(
     seed=None,  # default seed when the command line gives none (None: 0)
     max_env_step=None,  # stop after this many collected env steps (None: no limit; --max-env-step wins)
     max_train_iter=None,  # stop after this many learner steps (None: no limit; --max-train-iter wins)
+    logger=LOGGER_DEFAULTS,  # W&B and Redis reporting (LOGGER_DEFAULTS above)
 )
 
 # create_config: which registered component fills each role. Unknown roles are errors too.
@@ -290,6 +302,12 @@ def _check_values(cfg: EasyDict, policy_cls: Any, policy_defaults: Mapping, owne
     if model_cls is not None:
         sections.append((cfg.policy.model, policy_defaults.model, "main_config.policy.model",
                          {key: (f"model '{model_cls.__name__}'", model_cls) for key in policy_defaults.model}))
+    for key, allowed in LOGGER_RANGES.items():
+        _check_range("main_config.logger", key, cfg.logger[key], allowed, LOGGER_DEFAULTS[key], "the logger")
+    url = cfg.logger.redis_url
+    if url is not None and not (isinstance(url, str) and url.startswith(("redis://", "rediss://", "unix://"))):
+        raise ConfigError(f"config key 'main_config.logger.redis_url' must be a Redis URL such as "
+                          f"'redis://127.0.0.1:6379/0' (redis://, rediss:// or unix://) or None, got {url!r}")
     for section, defaults, path, declared in sections:
         ranges: Dict[Any, Dict[str, Range]] = {}
         for key, (who, cls) in declared.items():

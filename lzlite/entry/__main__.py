@@ -86,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="start afresh in a run dir that already holds a run, overwriting its checkpoints")
     p.add_argument("--model-path", default=None, metavar="CKPT", help="initialise the model from a checkpoint")
     p.add_argument("--device", default=None, help="torch device, e.g. cpu or cuda:0 (default: the config's)")
+    p.add_argument("--redis", default=None, metavar="URL",
+                   help="publish live status, curves and games to Redis for the web UI, e.g. redis://127.0.0.1:6379/0 "
+                        "(sets logger.redis_url)")
     return p
 
 
@@ -123,7 +126,7 @@ def _resume_command(args: argparse.Namespace) -> str:
     words = ["--cfg", args.cfg]
     for flag, value in (("--seed", args.seed), ("--max-env-step", args.max_env_step),
                         ("--max-train-iter", args.max_train_iter), ("--entry", args.entry), ("--run-dir", args.run_dir),
-                        ("--device", args.device)):
+                        ("--device", args.device), ("--redis", args.redis)):
         if value is not None:
             words += [flag, str(value)]
     launcher = "torchrun <its options> -m lzlite.entry" if launched_by_torchrun() else "python -m lzlite.entry"
@@ -134,6 +137,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         main_config, create_config = load_config_file(args.cfg)
+        if args.redis is not None:
+            logger = main_config.get("logger")
+            if logger is None or isinstance(logger, dict):  # (any other value: compile_config names the bad key)
+                main_config = dict(main_config, logger=dict(logger or {}, redis_url=args.redis))
         name = resolve_entry_name(main_config, create_config, args.entry)
         fn = get_entry(name)
         kwargs = dict(seed=args.seed, max_env_step=args.max_env_step, max_train_iter=args.max_train_iter,

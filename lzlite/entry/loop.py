@@ -187,7 +187,7 @@ def train(
     bar_in_env_steps = max_env_step < UNLIMITED  # else the bar counts learner steps
     logger = RunLogger(run_dir, enabled=(rank == 0), progress=progress,
                        total=max_env_step if bar_in_env_steps else max_train_iter,
-                       unit="env steps" if bar_in_env_steps else "iters")
+                       unit="env steps" if bar_in_env_steps else "iters", cfg=cfg)
     logger.update(env_steps if bar_in_env_steps else learner.train_iter)
 
     def show_collect(moves: int) -> None:  # called after every move of a collect: a Connect Four collect takes minutes
@@ -195,6 +195,7 @@ def train(
             logger.update(env_steps + moves)
         else:
             logger.update(learner.train_iter, dict(env_steps=env_steps + moves))
+        logger.status(env_steps=env_steps + moves)
 
     pcfg = cfg.policy
     last_eval: Dict[str, float] = {}
@@ -206,7 +207,7 @@ def train(
             if not updates_left:  # (a run resumed in the middle of a learner phase first finishes it)
                 before = _collect_state(collector)
                 segments, cstats = collector.collect(train_iter=learner.train_iter, should_stop=stop.requested,
-                                                     progress=show_collect)
+                                                     progress=show_collect, on_move=logger.move_hook)
                 if _stop_agreed(stop):  # the collect may be cut short: drop it whole, and save the state before it
                     _rewind(collector, before)
                     stopped = True
@@ -243,6 +244,8 @@ def train(
             if world_size > 1 and lstats:  # every rank took the same steps, so all hold the same keys
                 lstats = ddp.ddp_all_reduce_mean(lstats)
             logger.scalars("learn", lstats, env_steps)
+            logger.status(env_steps=env_steps, train_iter=learner.train_iter, buffer_size=buffer.num_transitions,
+                          weights_version=learner.train_iter)
             logger.update(env_steps if bar_in_env_steps else learner.train_iter,
                           dict(iter=learner.train_iter, loss=lstats.get("loss", float("nan")), **_headline(last_eval)))
             if stopped:

@@ -21,28 +21,23 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, List, Optional
 
 import numpy as np
 
-from lzlite.config import ConfigError, compile_config, load_config_file
+from lzlite.config import ConfigError
+from lzlite.entry.agent import Agent, AgentError, load_agent
 from lzlite.entry.utils import debug_tracebacks
-from lzlite.envs.vector import BoardVectorEnv, make_vector_env
-from lzlite.registry import POLICY_REGISTRY, RegistryError
-from lzlite.worker.checkpoint import CheckpointError, load_policy_weights
+from lzlite.registry import RegistryError
+from lzlite.worker.checkpoint import CheckpointError
 
-__all__ = ["main", "build_parser", "load_agent", "parse_move", "move_name", "render_board", "play_game",
-           "PlayError", "MoveError"]
+__all__ = ["main", "build_parser", "parse_move", "move_name", "render_board", "play_game", "MoveError"]
 
 EXIT_USAGE = 2
 QUIT_WORDS = ("q", "quit", "exit")
 HELP_WORDS = ("h", "help", "?")
 PLAYER_MARKS = ("X", "O")  # BatchGame.render: X is the first player, O the second
 MAX_MOVE_CHARS = 16  # a move is a few characters ('b2', '9 9', '80'): longer input is none
-
-
-class PlayError(RuntimeError):
-    """The agent cannot be set up (wrong kind of env, bad option)."""
 
 
 class MoveError(ValueError):
@@ -132,52 +127,28 @@ def render_board(game: Any, state_row: np.ndarray) -> str:
     return "\n".join([header] + body)
 
 
-# --------------------------------------------------------------------------------------- the agent
-def load_agent(cfg_path: str, ckpt_path: str, simulations: Optional[int] = None, device: str = "cpu") -> Tuple[Any, Any]:
-    """Build the config's policy, load the checkpoint's weights, and a one-game vector env.
-
-    Returns:
-        ``(policy, venv)``: the policy with the checkpoint's weights; a BoardVectorEnv of one game.
-    Raises:
-        ConfigError / CheckpointError / PlayError with a one-line message.
-    """
-    main_config, create_config = load_config_file(cfg_path)
-    cfg = compile_config(main_config, create_config)
-    if simulations is not None:
-        if simulations < 1:
-            raise PlayError(f"--simulations must be at least 1, got {simulations}")
-        cfg.policy.eval_num_simulations = int(simulations)  # the agent plays its eval-mode search
-    cfg.policy.device = device
-    venv = make_vector_env(cfg.env, cfg.create.env.type, 1, seed=cfg.seed)
-    if not isinstance(venv, BoardVectorEnv):
-        raise PlayError(f"env '{cfg.create.env.type}' is not a two-player zoo board game; play supports "
-                        f"tictactoe, connect4 and gomoku")
-    policy = POLICY_REGISTRY.get(cfg.create.policy.type)(cfg.policy, value_sign=venv.value_sign)
-    load_policy_weights(policy, ckpt_path, f"config '{cfg_path}'")
-    return policy, venv
-
-
+# ------------------------------------------------------------------------------------------ a game
 def play_game(
-    policy: Any,
-    venv: Any,
+    agent: Agent,
     human_player: int,
     input_fn: Callable[[str], str],
     print_fn: Callable[..., None],
-    rng: np.random.Generator,
     show_value: bool = True,
 ) -> Optional[str]:
-    """Play one game in ``venv`` (one board game) between a human and ``policy``.
+    """Play one game between a human and ``agent`` (``lzlite.load_agent``).
 
     Args:
+        agent: the agent; its one-game env holds the game.
         human_player: 0 (the human moves first, X) or 1 (the agent moves first).
         input_fn: reads one line of human input given a prompt (``input``); EOF quits.
         print_fn: writes one line of output (``print``).
-        rng: generator passed to the search (evaluation mode uses no noise).
     Returns:
         'human', 'agent' or 'draw'; None when the human quit.
     """
-    game = venv.game
-    venv.reset()
+    game = agent.game
+    moves: List[int] = []
+    agent.set_position(moves)
+    venv = agent.venv
     mark = PLAYER_MARKS[human_player]
     print_fn(f"You are {mark} ({'first' if human_player == 0 else 'second'} player). {move_help(game)}.")
     print_fn(render_board(game, venv.states[0]))
@@ -189,10 +160,11 @@ def play_game(
                 return None
             print_fn(f"you play {move_name(game, action)}")
         else:
-            out = policy.act(venv, np.array([0]), rng, mode="eval")
-            action = int(out.action[0])
-            value = f" (search value {float(out.root_value[0]):+.2f} for the agent)" if show_value else ""
+            analysis = agent.analyse(moves)  # (sets the position again: the env is left where it was)
+            action = analysis.action
+            value = f" (search value {analysis.root_value:+.2f} for the agent)" if show_value else ""
             print_fn(f"agent plays {move_name(game, action)}{value}")
+        moves.append(action)
         venv.step(np.array([action]), np.array([0]))
         print_fn(render_board(game, venv.states[0]))
     winner = int(venv.winner()[0])
@@ -252,15 +224,17 @@ def main(argv: Optional[List[str]] = None, input_fn: Callable[[str], str] = inpu
     """Run the play CLI; returns the exit code (0: played or quit, 2: bad config/checkpoint)."""
     args = build_parser().parse_args(argv)
     try:
-        policy, venv = load_agent(args.cfg, args.ckpt, args.simulations, args.device)
-    except (ConfigError, RegistryError, CheckpointError, PlayError) as e:
+        if args.simulations is not None and args.simulations < 1:
+            raise AgentError(f"--simulations must be at least 1, got {args.simulations}")
+        agent = load_agent(cfg=args.cfg, ckpt=args.ckpt, simulations=args.simulations, device=args.device,
+                           seed=args.seed)
+    except (ConfigError, RegistryError, CheckpointError, AgentError) as e:
         if debug_tracebacks():  # LZLITE_DEBUG=1: the traceback instead of one line
             raise
         print(f"lzlite.play: error: {e}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        play_game(policy, venv, 0 if args.human_first else 1, input_fn, print_fn,
-                  np.random.default_rng(args.seed), show_value=args.show_value)
+        play_game(agent, 0 if args.human_first else 1, input_fn, print_fn, show_value=args.show_value)
     except KeyboardInterrupt:
         print_fn("\nQuit: interrupted.")
         return 130

@@ -18,6 +18,7 @@ from lzlite.buffer.game_segment import GameSegment
 from lzlite.config import Range, at_least, between
 from lzlite.envs.games import make_bot
 from lzlite.registry import COLLECTOR_REGISTRY
+from lzlite.telemetry.events import MoveEvent, MoveHook, cells_from_observation
 
 __all__ = ["Collector"]
 
@@ -137,9 +138,33 @@ class Collector:
         out = self.policy.act(self.venv, idx, self.rng, mode="collect", temperature=temperature, **kwargs)
         return out, out.action.copy(), self.policy.policy_target(out)
 
+    def _report_moves(self, on_move: MoveHook, sel: np.ndarray, game_ids: np.ndarray, ply: np.ndarray,
+                      obs: np.ndarray, legal: np.ndarray, to_play: np.ndarray, out: Any, action: np.ndarray,
+                      done: np.ndarray, winner: np.ndarray) -> None:
+        """Give ``on_move`` a MoveEvent for each move just played at rows ``sel`` of this step's batch.
+
+        Args:
+            sel: int [k], the batch rows of the watched games.
+            game_ids / ply / to_play / action / done / winner: int [B] per batch row (winner after the move).
+            obs: [B, P, R, C] and legal: bool [B, A], the positions searched; out: their SearchOutput.
+        """
+        if len(sel) == 0:
+            return
+        cells = cells_from_observation(obs[sel], to_play[sel])
+        game, (n_rows, n_cols) = self.venv.game_name, obs.shape[-2:]
+        for k, j in enumerate(sel.tolist()):
+            moves = np.flatnonzero(legal[j])
+            on_move(MoveEvent(
+                game_id=str(int(game_ids[j])), game=game, ply=int(ply[j]), rows=int(n_rows), cols=int(n_cols),
+                cells=cells[k].tolist(), to_play=int(to_play[j]), action=int(action[j]), legal=moves.tolist(),
+                visits=out.visit_counts[j, moves].astype(int).tolist(), q=out.qvalues[j, moves].astype(float).tolist(),
+                prior=out.root_prior[j, moves].astype(float).tolist(), root_value=float(out.root_value[j]),
+                done=bool(done[j]), winner=int(winner[j]) if done[j] else -1))
+
     def collect(self, n_episode: Optional[int] = None, train_iter: int = 0,
                 should_stop: Optional[Callable[[], bool]] = None,
-                progress: Optional[Callable[[int], None]] = None) -> Tuple[List[GameSegment], Dict[str, float]]:
+                progress: Optional[Callable[[int], None]] = None,
+                on_move: Optional[MoveHook] = None) -> Tuple[List[GameSegment], Dict[str, float]]:
         """Play ``n_episode`` full episodes; return their GameSegments and statistics.
 
         Args:
@@ -150,6 +175,8 @@ class Collector:
                 such a collect whole).
             progress: called after every batched move with the env steps this call has played so far (the
                 training loop moves its progress bar with it).
+            on_move: called with a ``MoveEvent`` at every decision of this call's first ``on_move.games`` games
+                (board games only; the web UI's spectator boards). None: no event is built.
         """
         venv, policy = self.venv, self.policy
         n_episode = int(n_episode or self.cfg.n_episode)
@@ -164,6 +191,8 @@ class Collector:
         active = np.zeros(n, dtype=bool)
         active[:started] = True
         bot_side = np.array([self._bot_side(bot) if i < started else -1 for i in range(n)], dtype=np.int64)
+        watch = on_move.games if on_move is not None and venv.two_player else 0
+        game_no = np.arange(n)  # each slot's game: its number among this call's games (for on_move)
         bot_results: List[float] = []  # the policy's result (+1 / 0 / -1) in each game against the bot
         bot_sides: List[int] = []  # and the side the bot played in it
         segs: List[Optional[GameSegment]] = [GameSegment(A, seg_len) if i < started else None for i in range(n)]
@@ -187,6 +216,9 @@ class Collector:
                 action[bot_turn] = bot.act_batch(np.ascontiguousarray(venv.states[idx[bot_turn]]))
             records = policy.record_step(venv, idx)  # the policy's extra per-step records: name -> [n, ...]
             rewards, done = venv.step(action, idx)
+            if watch:
+                self._report_moves(on_move, np.flatnonzero(game_no[idx] < watch), self.episodes + game_no[idx],
+                                   ply[idx], obs, legal, to_play, out, action, done, venv.winner()[idx])
             steps += len(idx)
             for j, i in enumerate(idx.tolist()):
                 if pending[i] is not None:  # close the previous piece: bootstrap from this search
@@ -213,6 +245,7 @@ class Collector:
                         self._random_opening(np.array([i]))
                         segs[i] = GameSegment(A, seg_len)
                         bot_side[i] = self._bot_side(bot)
+                        game_no[i] = started
                         started += 1
                     else:
                         active[i] = False

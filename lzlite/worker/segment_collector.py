@@ -29,6 +29,7 @@ from easydict import EasyDict
 from lzlite.buffer.unizero_buffer import PaddedGameSegment
 from lzlite.config import Range, at_least
 from lzlite.registry import COLLECTOR_REGISTRY
+from lzlite.telemetry.events import MoveHook
 from lzlite.worker.collector import Collector
 
 __all__ = ["SegmentCollector"]
@@ -72,13 +73,16 @@ class SegmentCollector(Collector):
         self._tails: List[List[PaddedGameSegment]] = [[] for _ in range(n)]
         self._ply = np.zeros(n, dtype=np.int64)
         self._return = np.zeros(n, dtype=np.float64)
+        self._game_ids = np.arange(n)  # each slot's game, numbered in the order games start (MoveEvent.game_id)
+        self._next_game_id = n
 
     def _new_segment(self) -> PaddedGameSegment:
         return PaddedGameSegment(self.venv.num_actions, self.segment_length, self.num_padding)
 
     def collect(self, n_episode: Optional[int] = None, train_iter: int = 0, num_segments: Optional[int] = None,
                 should_stop: Optional[Callable[[], bool]] = None,
-                progress: Optional[Callable[[int], None]] = None) -> Tuple[List[PaddedGameSegment], Dict[str, float]]:
+                progress: Optional[Callable[[int], None]] = None,
+                on_move: Optional[MoveHook] = None) -> Tuple[List[PaddedGameSegment], Dict[str, float]]:
         """Play on until ``num_segments`` (default ``cfg.num_segments``) segments are closed.
 
         Args:
@@ -88,6 +92,8 @@ class SegmentCollector(Collector):
             should_stop: asked before every batched move; once it returns True the call returns at once with
                 the segments closed so far (the games play on from where they are at the next call).
             progress: called after every batched move with the env steps this call has played so far.
+            on_move: called with a ``MoveEvent`` at every decision of the games in the first ``on_move.games`` env
+                slots (board games only; games run on across calls here). None: no event is built.
 
         Returns:
             (closed segments in closing order, stats: 'segments', 'episodes' finished in this call,
@@ -109,6 +115,7 @@ class SegmentCollector(Collector):
         t0 = time.perf_counter()
         steps = 0
         idx = np.arange(venv.num_envs)
+        watched = np.arange(min(on_move.games, venv.num_envs) if on_move is not None and venv.two_player else 0)
         while len(finished) < want:
             if should_stop is not None and should_stop():
                 break
@@ -117,6 +124,9 @@ class SegmentCollector(Collector):
             to_play = venv.to_play()
             out, action, target = self._search_step(idx, self._ply, temperature)
             rewards, done = venv.step(action, idx)
+            if len(watched):
+                self._report_moves(on_move, watched, self._game_ids, self._ply, obs, legal, to_play, out, action, done,
+                                   venv.winner())
             final_obs = venv.observe()  # the state after the move (terminal boards / last CartPole obs)
             steps += len(idx)
             for i in idx.tolist():
@@ -140,6 +150,7 @@ class SegmentCollector(Collector):
                     returns.append(self._return[i])
                     lengths.append(int(self._ply[i]))
                     self._ply[i], self._return[i] = 0, 0.0
+                    self._game_ids[i], self._next_game_id = self._next_game_id, self._next_game_id + 1
                     venv.reset(np.array([i]))
                     self._random_opening(np.array([i]))
                     self._current[i] = self._new_segment()

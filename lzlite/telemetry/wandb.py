@@ -1,0 +1,95 @@
+"""Weights & Biases: the run's scalars, its resolved config and its final evaluation (``logger.wandb=True``).
+
+Offline by default: the run is written under ``<run_dir>/wandb`` (``wandb sync`` uploads it later) unless the user
+has configured a key (``WANDB_API_KEY``, or ``wandb login``'s entry in ~/.netrc), or set ``WANDB_MODE`` themselves.
+The package missing, or W&B failing at any point: one warning, and the run trains on without it.
+"""
+from __future__ import annotations
+
+import math
+import netrc
+import os
+import warnings
+from typing import Any, Dict, Mapping, Optional
+
+__all__ = ["WandbSink", "wandb_mode"]
+
+
+def wandb_mode() -> Optional[str]:
+    """'online' when a W&B key is configured, None when the user set ``WANDB_MODE`` (W&B reads it), else 'offline'."""
+    if os.environ.get("WANDB_MODE"):
+        return None
+    if os.environ.get("WANDB_API_KEY"):
+        return "online"
+    try:
+        path = os.path.join(os.path.expanduser("~"), ".netrc")
+        if os.path.isfile(path) and netrc.netrc(path).authenticators("api.wandb.ai"):
+            return "online"
+    except (OSError, netrc.NetrcParseError):
+        pass
+    return "offline"
+
+
+class WandbSink:
+    """One W&B run for a training run (rank 0 only: the run logger makes it there alone).
+
+    Args:
+        run_dir: the run directory (W&B writes under ``run_dir/wandb``).
+        project: the W&B project.
+        name: the W&B run's name (the lzlite run id).
+        config: the resolved config, as plain dicts.
+    Attributes:
+        run: the W&B run, or None when W&B is unavailable (every method is then a no-op).
+        warned: the one warning given, if any.
+    """
+
+    def __init__(self, run_dir: str, project: str, name: str, config: Mapping[str, Any]) -> None:
+        self.run = None
+        self.warned: Optional[str] = None
+        try:
+            import wandb  # optional: `pip install lzlite[wandb]`
+        except ImportError:
+            self._warn("the wandb package is not installed (pip install 'lzlite[wandb]')")
+            return
+        self._wandb = wandb
+        try:
+            os.makedirs(run_dir, exist_ok=True)
+            self.run = wandb.init(project=project, name=name, dir=run_dir, config=dict(config), mode=wandb_mode(),
+                                  settings=wandb.Settings(silent=True, init_timeout=60))
+        except Exception as e:  # W&B's own errors (network, auth, service): train on without it
+            self._warn(f"wandb.init failed ({type(e).__name__}: {str(e)[:160]})")
+
+    def _warn(self, what: str) -> None:
+        self.run = None
+        if self.warned is None:
+            self.warned = what
+            warnings.warn(f"lzlite: logger.wandb: {what}; training goes on without W&B", RuntimeWarning, stacklevel=3)
+
+    def log(self, data: Dict[str, float], step: int) -> None:
+        """Log scalars at ``step`` (env steps, as TensorBoard's)."""
+        if self.run is None:
+            return
+        try:
+            self.run.log(data, step=int(step))
+        except Exception as e:  # never let W&B stop training
+            self._warn(f"log failed ({type(e).__name__}: {str(e)[:160]})")
+
+    def summary(self, stats: Mapping[str, Any]) -> None:
+        """The run's final numbers (the final evaluation) in the W&B run summary."""
+        if self.run is None:
+            return
+        try:
+            for key, value in stats.items():
+                if isinstance(value, (int, float)) and not (isinstance(value, float) and math.isnan(value)):
+                    self.run.summary[f"final/{key}"] = value
+        except Exception as e:
+            self._warn(f"summary failed ({type(e).__name__}: {str(e)[:160]})")
+
+    def close(self) -> None:
+        if self.run is None:
+            return
+        try:
+            self.run.finish()
+        except Exception as e:
+            self._warn(f"finish failed ({type(e).__name__}: {str(e)[:160]})")
+        self.run = None
