@@ -102,6 +102,7 @@ try {
   await page.screenshot({ path: join(cfg.shots, "webui_runs.png") });
 
   // Run page: the curve gains points, a live board changes.
+  result.watch_start_ms = Date.now();
   await page.click(`${card} a:has-text("Watch")`);
   await page.waitForSelector("figure.chart[data-points]", { timeout });
   await page.waitForSelector('[data-testid="spectator"]', { timeout });

@@ -18,17 +18,19 @@ describe("curves", () => {
     expect(c.get("a")![0].step).toBe(10);
   });
 
-  it("groups tags by scale: losses, evaluation, speed, lag, the rest", () => {
-    expect(chartOf("learn/total_loss")).toBe("Losses");
-    expect(chartOf("eval/rule/loss")).toBe("Evaluation (win rates vs bots)");
+  it("groups tags by scale: losses, win rates, speed, lag; every other tag alone", () => {
+    expect(chartOf("learn/policy_loss")).toBe("Losses");
+    expect(chartOf("eval/rule/loss")).toBe("Win rates vs bots");
+    expect(chartOf("eval/perfect/draw")).toBe("Win rates vs bots");
+    expect(chartOf("eval/rule/loss_as_first")).toBeNull();
+    expect(chartOf("eval/optimal_move_rate")).toBeNull();
     expect(chartOf("collect/env_steps_per_s")).toBe("Speed (per second)");
     expect(chartOf("learn/policy_lag")).toBe("Policy lag");
-    expect(chartOf("learn/lr")).toBe("Other: learn");
-    const c = addPoints(new Map(), [p("learn/lr", 1), p("eval/rule/win", 1), p("learn/value_loss", 1), p("learn/policy_loss", 1)]);
-    expect(groupCharts(c)).toEqual([
-      ["Losses", ["learn/policy_loss", "learn/value_loss"]],
-      ["Evaluation (win rates vs bots)", ["eval/rule/win"]],
-      ["Other: learn", ["learn/lr"]],
-    ]);
+    expect(chartOf("learn/lr")).toBeNull();
+    const c = addPoints(new Map(), ["learn/lr", "eval/rule/win", "learn/value_loss", "learn/policy_loss", "eval/rule/games"].map((t) => p(t, 1)));
+    expect(groupCharts(c)).toEqual({
+      main: [["Losses", ["learn/policy_loss", "learn/value_loss"]], ["Win rates vs bots", ["eval/rule/win"]]],
+      other: ["eval/rule/games", "learn/lr"],
+    });
   });
 });

@@ -34,25 +34,26 @@ export function addPoints(curves: Curves, points: readonly CurvePoint[]): Curves
   return out;
 }
 
-/** The chart a tag is drawn in: tags of like scale share one. */
-export function chartOf(tag: string): string {
+export const MAIN_CHARTS = ["Losses", "Win rates vs bots", "Speed (per second)", "Policy lag"] as const;
+
+/** The main chart a tag is drawn in (tags of like scale share one), or null: a chart of its own, under "more". */
+export function chartOf(tag: string): string | null {
   const t = tag.toLowerCase();
-  if (t.startsWith("eval/")) return "Evaluation (win rates vs bots)";
+  if (/^eval\/[^/]+\/(win|draw|loss)$/.test(t)) return "Win rates vs bots";
+  if (t.startsWith("eval/")) return null;
   if (t.includes("loss")) return "Losses";
   if (t.includes("per_s")) return "Speed (per second)";
   if (t.includes("lag")) return "Policy lag";
-  const slash = t.indexOf("/");
-  return slash > 0 ? `Other: ${tag.slice(0, slash)}` : "Other";
+  return null;
 }
 
-/** Tags grouped by chart, charts in a fixed order (losses, evaluation, speed, lag, then the rest). */
-export function groupCharts(curves: Curves): [string, string[]][] {
-  const groups = new Map<string, string[]>();
-  for (const tag of [...curves.keys()].sort()) {
-    const name = chartOf(tag);
-    groups.set(name, [...(groups.get(name) ?? []), tag]);
+/** The main charts that have tags, in MAIN_CHARTS order, each with its tags; then every other tag, sorted. */
+export function groupCharts(curves: Curves): { main: [string, string[]][]; other: string[] } {
+  const tags = [...curves.keys()].sort();
+  const main: [string, string[]][] = [];
+  for (const name of MAIN_CHARTS) {
+    const mine = tags.filter((t) => chartOf(t) === name);
+    if (mine.length) main.push([name, mine]);
   }
-  const order = ["Losses", "Evaluation (win rates vs bots)", "Speed (per second)", "Policy lag"];
-  const rank = (name: string) => (order.includes(name) ? order.indexOf(name) : order.length);
-  return [...groups.entries()].sort((a, b) => rank(a[0]) - rank(b[0]) || a[0].localeCompare(b[0]));
+  return { main, other: tags.filter((t) => chartOf(t) === null) };
 }

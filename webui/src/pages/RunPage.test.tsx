@@ -24,13 +24,16 @@ describe("RunPage", () => {
       { tag: "eval/rule/win", step: 100, value: 0.2, t: 1 },
     ] });
     expect(points("chart-losses")).toBe(2);
-    expect(points("chart-evaluation-win-rates-vs-bots")).toBe(1);
+    expect(points("chart-win-rates-vs-bots")).toBe(1);
     socket.receive({ type: "curve", run: "ttt-1", points: [{ tag: "learn/total_loss", step: 200, value: 1.5, t: 2 }] });
     socket.receive({ type: "curve", run: "other", points: [{ tag: "learn/total_loss", step: 300, value: 1.0, t: 3 }] });
     expect(points("chart-losses")).toBe(3);
     const line = screen.getByTestId("chart-losses").querySelector('polyline[data-tag="learn/total_loss"]')!;
     expect(line.getAttribute("points")!.split(" ")).toHaveLength(2);
     expect(screen.getByTestId("chart-losses").textContent).toContain("learn/total_loss: 1.500");
+    socket.receive({ type: "curve", run: "ttt-1", points: [{ tag: "learn/lr", step: 200, value: 0.003, t: 2 }] });
+    expect(screen.getByText("More curves (1)")).toBeTruthy();
+    expect(points("chart-learn-lr")).toBe(1);
   });
 
   it("shows the status and each live game's latest decision", () => {

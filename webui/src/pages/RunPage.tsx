@@ -59,6 +59,26 @@ function StatusPanel({ status }: { status: RunStatus }) {
   );
 }
 
+function Charts({ curves }: { curves: Curves }) {
+  const { main, other } = groupCharts(curves);
+  const series = (tags: string[]) => tags.map((tag) => ({ tag, points: curves.get(tag) ?? [] }));
+  return (
+    <>
+      <div className="charts">
+        {main.map(([name, tags]) => <LineChart key={name} title={name} series={series(tags)} />)}
+      </div>
+      {other.length > 0 && (
+        <details className="more-charts">
+          <summary>More curves ({other.length})</summary>
+          <div className="charts small-charts">
+            {other.map((tag) => <LineChart key={tag} title={tag} series={series([tag])} />)}
+          </div>
+        </details>
+      )}
+    </>
+  );
+}
+
 export function RunPage({ run }: { run: string }) {
   const client = useClient();
   const [status, setStatus] = useState<RunStatus | null>(null);
@@ -114,15 +134,7 @@ export function RunPage({ run }: { run: string }) {
       </section>
       <section>
         <h3>Curves</h3>
-        {curves.size === 0 ? (
-          <p className="muted">no curve points yet</p>
-        ) : (
-          <div className="charts">
-            {groupCharts(curves).map(([name, tags]) => (
-              <LineChart key={name} title={name} series={tags.map((tag) => ({ tag, points: curves.get(tag) ?? [] }))} />
-            ))}
-          </div>
-        )}
+        {curves.size === 0 ? <p className="muted">no curve points yet</p> : <Charts curves={curves} />}
       </section>
     </div>
   );
