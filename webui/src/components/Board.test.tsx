@@ -81,9 +81,20 @@ describe("Board", () => {
     expect(actionName("gomoku", 9, 9, 80)).toBe("i1");
   });
 
-  it("shows the result of a finished game without an overlay", () => {
-    render(<SpectatorBoard event={tictactoeEvent({ done: true, winner: 1, legal: [], visits: [], q: [], prior: [] })} />);
-    expect(screen.getByTestId("spectator").textContent).toContain("O won");
-    expect(screen.queryAllByTestId(/^search-/)).toHaveLength(0);
+  it("shows the last decision of a finished game with its search and the result", () => {
+    const cells = [0, 0, -1, 1, 1, -1, -1, -1, -1];
+    render(<SpectatorBoard event={tictactoeEvent({ ply: 4, cells, action: 2, legal: [2, 5, 6, 7, 8], visits: [20, 1, 1, 1, 1], q: [1, -1, -1, -1, -1], prior: [0.2, 0.2, 0.2, 0.2, 0.2], done: true, winner: 0 })} />);
+    expect(screen.getByTestId("spectator").textContent).toContain("X to move, chose c3: X wins");
+    expect(screen.getByTestId("search-2").className).toContain("chosen");
+    expect(screen.getByTestId("search-2").dataset.visits).toBe("20");
+  });
+
+  it("outlines a drop game's last move on the stone it left", () => {
+    const cells = Array(42).fill(-1);
+    cells[5 * 7 + 2] = 0;
+    cells[4 * 7 + 2] = 1;
+    render(<Board game="connect4" rows={6} cols={7} cells={cells} chosen={2} />);
+    expect(cell(4 * 7 + 2).className).toContain("chosen");
+    expect(cell(5 * 7 + 2).className).not.toContain("chosen");
   });
 });

@@ -87,6 +87,12 @@ export function Board({ game, rows, cols, cells, overlay, chosen, onAction }: Bo
     );
   };
 
+  // A drop game's move without its search row: outline the stone it left, the column's top one.
+  let droppedAt = -1;
+  if (drop && !overlay && chosen != null && chosen >= 0 && chosen < cols) {
+    for (let r = 0; r < rows && droppedAt < 0; r++) if (cells[r * cols + chosen] !== -1) droppedAt = r * cols + chosen;
+  }
+
   const items = [];
   if (drop && overlay) {
     for (let c = 0; c < cols; c++) items.push(searchCell(c, `h${c}`, "column-head"));
@@ -99,7 +105,7 @@ export function Board({ game, rows, cols, cells, overlay, chosen, onAction }: Bo
       const name = actionName(game, cols, rows, action);
       const stone = v === 0 || v === 1 ? <span className={`stone p${v}`}>{stoneLabel(game, v)}</span> : null;
       const inner = stone ?? (!drop && overlay && stats.has(action) ? searchCell(action, `o${i}`) : null);
-      const outlined = !drop && chosen === action && stone !== null;
+      const outlined = (!drop && chosen === action && stone !== null) || i === droppedAt;
       const cls = `cell ${outlined ? "chosen" : ""}`;
       if (onAction && (drop || v === -1)) {
         items.push(

@@ -13,19 +13,16 @@ import { ago } from "./RunList";
 export const MAX_GAMES = 4;
 
 export function SpectatorBoard({ event }: { event: MoveEvent }) {
-  let caption: string;
-  if (event.done) {
-    caption = event.winner === -1 ? "draw" : `${sideName(event.game, event.winner)} won`;
-  } else {
-    caption = `${sideName(event.game, event.to_play)} to move, chose ${actionName(event.game, event.cols, event.rows, event.action)}`;
-  }
+  // The event is the position searched, before its action: a finished game's last event still shows the search.
+  let caption = `${sideName(event.game, event.to_play)} to move, chose ${actionName(event.game, event.cols, event.rows, event.action)}`;
+  if (event.done) caption += event.winner === -1 ? ": a draw" : `: ${sideName(event.game, event.winner)} wins`;
   return (
     <figure className="spectator" data-testid="spectator" data-game-id={event.game_id} data-ply={event.ply}>
-      <Board game={event.game} rows={event.rows} cols={event.cols} cells={event.cells} overlay={event.done ? null : event} chosen={event.done ? null : event.action} />
+      <Board game={event.game} rows={event.rows} cols={event.cols} cells={event.cells} overlay={event} chosen={event.action} />
       <figcaption>
         <span>game {event.game_id} · ply {event.ply}</span>
         <span>{caption}</span>
-        {!event.done && <span>root value {event.root_value >= 0 ? "+" : ""}{event.root_value.toFixed(2)}</span>}
+        <span>root value {event.root_value >= 0 ? "+" : ""}{event.root_value.toFixed(2)}</span>
       </figcaption>
     </figure>
   );
