@@ -123,6 +123,8 @@ try {
   result.status_text = await page.textContent('[data-testid="status"]');
   // Let the boards run a while longer, for the latency sample.
   await page.waitForTimeout(cfg.watch_ms ?? 5000);
+  // The picture shows games under way where it can (between collects every board holds a finished game).
+  await page.waitForSelector('[data-testid="spectator"][data-done="false"]', { timeout: 20_000 }).catch(() => {});
   await page.screenshot({ path: join(cfg.shots, "webui_run.png"), fullPage: true });
   result.seen = await page.evaluate(() => window.__lzSeen);
   log(`decisions seen on boards: ${result.seen.length}`);

@@ -17,7 +17,7 @@ export function SpectatorBoard({ event }: { event: MoveEvent }) {
   let caption = `${sideName(event.game, event.to_play)} to move, chose ${actionName(event.game, event.cols, event.rows, event.action)}`;
   if (event.done) caption += event.winner === -1 ? ": a draw" : `: ${sideName(event.game, event.winner)} wins`;
   return (
-    <figure className="spectator" data-testid="spectator" data-game-id={event.game_id} data-ply={event.ply}>
+    <figure className="spectator" data-testid="spectator" data-game-id={event.game_id} data-ply={event.ply} data-done={event.done}>
       <Board game={event.game} rows={event.rows} cols={event.cols} cells={event.cells} overlay={event} chosen={event.action} />
       <figcaption>
         <span>game {event.game_id} · ply {event.ply}</span>
