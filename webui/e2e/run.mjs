@@ -142,6 +142,7 @@ try {
   await small.goto(`${cfg.url}#/run/${encodeURIComponent(run)}`);
   await small.waitForSelector('[data-testid="spectator"]', { timeout });
   await small.waitForSelector("figure.chart[data-points]", { timeout });
+  await small.waitForSelector('[data-testid="spectator"][data-done="false"]', { timeout: 20_000 }).catch(() => {});
   result.phone_run_width = await pageWidth(small);
   await small.screenshot({ path: join(cfg.shots, "webui_run_phone.png"), fullPage: true });
   await small.goto(`${cfg.url}#/play/${encodeURIComponent(run)}`);
