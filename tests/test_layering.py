@@ -4,7 +4,7 @@ imports lzlite, never the reverse.
 The layers of lzlite, lowest first (docs/architecture.md, "Layers"); a module may import its own package
 and the packages before it, never one after it:
 
-    registry < config < telemetry < distributed < envs < buffer < model < mcts < policy < worker < entry
+    registry < config < telemetry < distributed < envs < buffer < model < mcts < policy < worker < entry < webui
 
 ``lzlite/__init__.py`` (the public API) sits above them all. The zoo sits beside ``envs``: it imports
 ``registry``, ``config`` and ``envs`` to register its games, envs, bots and graded positions (a research
@@ -28,7 +28,7 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAYERS = ("registry", "config", "telemetry", "distributed", "envs", "buffer", "model", "mcts", "policy", "worker",
-          "entry")
+          "entry", "webui")
 TOP = "lzlite"  # lzlite/__init__.py, the public API: above every layer
 ZOO_MAY_IMPORT = LAYERS[:LAYERS.index("envs") + 1]
 # zoo modules that hold a registered policy subclass (a shipped recipe's variant): they may import up to policy

@@ -68,12 +68,13 @@ class RunLogger:
             return
         log_cfg = (cfg or {}).get("logger") or {}
         if log_cfg.get("redis_url"):
-            self.redis = RedisPublisher(log_cfg["redis_url"], self.run_id, role, actor_id)
+            info = dict(run=self.run_id, exp_name=cfg.get("exp_name"), algorithm=cfg["create"]["policy"]["type"],
+                        game=cfg["create"]["env"]["type"], run_dir=os.path.abspath(run_dir), started_at=time.time())
+            self.redis = RedisPublisher(log_cfg["redis_url"], self.run_id, role, actor_id, info=info)
             if role == "learner":
-                self._status = dict(run=self.run_id, exp_name=cfg.get("exp_name"), algorithm=cfg["create"]["policy"]["type"],
-                                    game=cfg["create"]["env"]["type"], role=role, run_dir=os.path.abspath(run_dir),
-                                    env_steps=0, train_iter=0, losses={}, win_rates={}, env_steps_per_s=0.0,
-                                    buffer_size=0, weights_version=0, actors_alive=0, policy_lag=0.0)
+                self._status = dict(info, role=role, env_steps=0, train_iter=0, losses={}, win_rates={},
+                                    env_steps_per_s=0.0, buffer_size=0, weights_version=0, actors_alive=0,
+                                    policy_lag=0.0)
             else:
                 self._status = dict(actor=actor_id, env_steps=0, weights_version=0)
             if int(log_cfg.get("spectate_games", 0)) > 0:

@@ -4,6 +4,8 @@ The keys (docs/architecture.md, "Redis keys"; ``<run>`` is the run id):
 
 - ``lzlite:runs``: sorted set of run ids, scored by their last update (unix seconds);
 - ``lzlite:run:<run>:status``: the learner's status, JSON, TTL 60 s;
+- ``lzlite:run:<run>:info``: what the run is (experiment, algorithm, game, run directory), JSON, kept as long as
+  its streams, so a finished run can still be listed and played against;
 - ``lzlite:run:<run>:actor:<k>``: actor k's status, JSON, TTL 30 s;
 - ``lzlite:run:<run>:curve``: stream of logged scalars (fields ``tag``, ``step``, ``value``, ``t``), capped ~20000;
 - ``lzlite:run:<run>:games``: stream of ``MoveEvent`` JSON (field ``event``), capped ~2000.
@@ -39,7 +41,7 @@ BACKOFF_S = (0.5, 30.0)  # reconnect delay: first, and the most it doubles to
 
 
 def run_key(run: str, what: str) -> str:
-    """``lzlite:run:<run>:<what>`` (``status``, ``curve``, ``games``, ``actor:<k>``)."""
+    """``lzlite:run:<run>:<what>`` (``status``, ``info``, ``curve``, ``games``, ``actor:<k>``)."""
     return f"lzlite:run:{run}:{what}"
 
 
@@ -51,18 +53,21 @@ class RedisPublisher:
         run: the run id.
         role: 'learner' (writes the run status) or 'actor' (writes its actor key).
         actor_id: the actor's number (role 'actor').
+        info: the run's ``info`` (role 'learner'): run, exp_name, algorithm, game, run_dir, started_at.
     Attributes:
         dropped: curve points and events not sent (queue full, or Redis unreachable).
         sent: curve points and events sent.
         connected: whether the last attempt to talk to Redis succeeded.
     """
 
-    def __init__(self, url: str, run: str, role: str = "learner", actor_id: Optional[int] = None) -> None:
+    def __init__(self, url: str, run: str, role: str = "learner", actor_id: Optional[int] = None,
+                 info: Optional[Dict[str, Any]] = None) -> None:
         if role not in HEARTBEAT_S:
             raise ValueError(f"role must be 'learner' or 'actor', got {role!r}")
         if role == "actor" and actor_id is None:
             raise ValueError("an actor's publisher needs its actor_id")
         self.url, self.run, self.role, self.actor_id = url, run, role, actor_id
+        self.info = json.dumps(info or dict(run=run))
         self.dropped = 0
         self.sent = 0
         self.connected = False
@@ -193,6 +198,7 @@ class RedisPublisher:
                 pipe.set(run_key(self.run, "status"), json.dumps(body), ex=STATUS_TTL_S)
                 pipe.zadd(RUNS_KEY, {self.run: now})
                 pipe.zremrangebyscore(RUNS_KEY, "-inf", now - KEEP_S)
+                pipe.set(run_key(self.run, "info"), self.info, ex=KEEP_S)
                 for what in ("curve", "games"):
                     pipe.expire(run_key(self.run, what), KEEP_S)
             else:
