@@ -150,7 +150,7 @@ def test_watch_and_play_in_the_browser(own_redis_server, tmp_path):
         out = tmp_path / "e2e.json"
         browser = subprocess.run(
             ["node", "e2e/run.mjs", json.dumps(dict(url=url, run=run, shots=str(shots), out=str(out),
-                                                    chromium=CHROMIUM, timeout_ms=90_000, watch_ms=8000))],
+                                                    chromium=CHROMIUM, timeout_ms=90_000, watch_ms=4000))],
             cwd=WEBUI, env=node_env(), capture_output=True, text=True, timeout=400, check=False)
         result = json.loads(out.read_text()) if out.exists() else {}
         assert browser.returncode == 0 and result.get("ok"), (
