@@ -137,7 +137,7 @@ try {
   await page.screenshot({ path: join(cfg.shots, "webui_play.png"), fullPage: true });
 
   // Phone width: the run and play pages fit 375 px.
-  const phone = await browser.newContext({ viewport: { width: 375, height: 812 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+  const phone = await browser.newContext({ viewport: { width: 375, height: 812 }, deviceScaleFactor: 1, isMobile: true, hasTouch: true });
   const small = await phone.newPage();
   await small.goto(`${cfg.url}#/run/${encodeURIComponent(run)}`);
   await small.waitForSelector('[data-testid="spectator"]', { timeout });

@@ -15,7 +15,7 @@ function outcome(p: PlayState): string {
 function AgentAnalysis({ play }: { play: PlayState }) {
   const a = play.analysis;
   if (!a) return null;
-  const order = a.legal.map((_, i) => i).sort((i, j) => a.visits[j] - a.visits[i]).slice(0, 5);
+  const order = a.legal.map((_, i) => i).sort((i, j) => a.visits[j] - a.visits[i] || a.prior[j] - a.prior[i]).slice(0, 5);
   return (
     <table className="analysis" data-testid="analysis">
       <caption>
