@@ -43,6 +43,9 @@ def _skip_reason():
         return "chromium is not installed (apt-get install chromium; .ci/run installs it)"
     if importlib.util.find_spec("lzlite.webui") is None:
         return "the bridge (lzlite.webui) is not in this tree"
+    for pkg in ("starlette", "uvicorn", "redis"):
+        if importlib.util.find_spec(pkg) is None:
+            return f"the web bridge's extra is not installed ({pkg} is missing: pip install -e '.[webui]')"
     return None
 
 
