@@ -43,16 +43,19 @@ export function LineChart({ title, series }: { title: string; series: Series[] }
       </figure>
     );
   }
-  let x0 = Math.min(...all.map((p) => p.step));
-  let x1 = Math.max(...all.map((p) => p.step));
-  let y0 = Math.min(...all.map((p) => p.value));
-  let y1 = Math.max(...all.map((p) => p.value));
+  // Loops, not Math.min(...points): a long run has more points than a call takes arguments.
+  let [x0, x1, y0, y1] = [Infinity, -Infinity, Infinity, -Infinity];
+  for (const p of all) {
+    x0 = Math.min(x0, p.step);
+    x1 = Math.max(x1, p.step);
+    y0 = Math.min(y0, p.value);
+    y1 = Math.max(y1, p.value);
+  }
   if (x1 === x0) x1 = x0 + 1;
   if (y1 === y0) {
     y0 -= Math.abs(y0) * 0.1 || 1;
     y1 += Math.abs(y1) * 0.1 || 1;
   }
-  if (x0 === x1) x0 -= 1;
   const sx = (x: number) => PAD.left + ((x - x0) / (x1 - x0)) * (W - PAD.left - PAD.right);
   const sy = (y: number) => H - PAD.bottom - ((y - y0) / (y1 - y0)) * (H - PAD.top - PAD.bottom);
   return (
