@@ -318,11 +318,11 @@ class Connection:
             self.error(str(e), op)
         except (ConnectionError, OSError, TimeoutError) as e:
             self.error(f"Redis is not answering ({type(e).__name__}); try again", op)
-        except Exception as e:  # redis-py's own errors and the like: the client hears of it, the bridge goes on
+        except Exception as e:  # redis-py's own errors, or a bug: the client hears of it, the connection stays
             if type(e).__module__.startswith("redis"):
                 self.error(f"Redis is not answering ({type(e).__name__}); try again", op)
             else:
-                raise
+                self.error(f"the bridge failed on this request ({type(e).__name__}: {str(e)[:120]})", op)
 
     async def op_runs(self, msg: Dict[str, Any]) -> None:
         self.send_nowait(_encode(dict(type="runs", runs=await self.hub.runs())))
