@@ -6,7 +6,7 @@ AlphaZero default config for ``--env-steps`` env steps (with one 4-game evaluati
 steps over the wall time of ``train`` (collect, learn, that evaluation). The bridge is ``python -m lzlite.webui`` in its own process; the clients are
 ``websockets`` connections in this one, each subscribed to the run.
 
-    python benchmarks/bench_telemetry.py [--env-steps 3000] [--repeats 2] [--clients 50]
+    python benchmarks/bench_telemetry.py [--env-steps 1500] [--repeats 2] [--clients 50]
 
 Needs redis-server on the PATH and the webui extra (pip install -e '.[webui]').
 """
@@ -17,6 +17,7 @@ import asyncio
 import json
 import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -27,6 +28,7 @@ from typing import Dict, List, Optional
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CFG = os.path.join(REPO, "zoo", "tictactoe", "config.py")
+_CHILDREN: List[subprocess.Popen] = []  # training runs started, stopped on the way out
 
 
 def _free_port() -> int:
@@ -65,10 +67,11 @@ def train_child(args: argparse.Namespace) -> None:
                           eval_never_lose_check=False)
     if args.redis_url:
         main["logger"] = dict(redis_url=args.redis_url, spectate_games=2)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     train([main, create], seed=0, max_env_step=args.env_steps, run_dir=args.run_dir, progress=False, force=True)
-    elapsed = time.perf_counter() - t0
-    print("RESULT " + json.dumps(dict(env_steps_per_s=args.env_steps / elapsed, seconds=elapsed)), flush=True)
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0  # cpu: all the process's threads
+    print("RESULT " + json.dumps(dict(env_steps_per_s=args.env_steps / elapsed, env_steps_per_cpu_s=args.env_steps / cpu,
+                                      seconds=elapsed)), flush=True)
 
 
 def run_training(env_steps: int, redis_url: Optional[str], run_dir: str) -> subprocess.Popen:
@@ -76,7 +79,9 @@ def run_training(env_steps: int, redis_url: Optional[str], run_dir: str) -> subp
     if redis_url:
         cmd += ["--redis-url", redis_url]
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env, cwd=REPO)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env, cwd=REPO)
+    _CHILDREN.append(proc)
+    return proc
 
 
 def result_of(proc: subprocess.Popen) -> Dict[str, float]:
@@ -132,7 +137,7 @@ async def clients(port: int, redis_url: str, n: int, proc: subprocess.Popen, lat
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--env-steps", type=int, default=3000)
+    p.add_argument("--env-steps", type=int, default=1500)
     p.add_argument("--repeats", type=int, default=2, help="runs per setting (their median is reported)")
     p.add_argument("--clients", type=int, default=50)
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -141,6 +146,7 @@ def main() -> None:
     args = p.parse_args()
     if args.child:
         return train_child(args)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a kill still stops the server, bridge and runs
     exe = shutil.which("redis-server")
     if exe is None:
         sys.exit("bench_telemetry: redis-server is not installed (apt-get install redis-server)")
@@ -156,23 +162,25 @@ def main() -> None:
     try:
         _wait_port(rport)
         _wait_port(bport)
-        speed: Dict[str, List[float]] = {"Redis off": [], "Redis on": [], "Redis configured, down": [],
-                                         f"Redis on, {args.clients} WebSocket clients": []}
+        names = ["Redis off", "Redis on", "Redis configured, down", f"Redis on, {args.clients} WebSocket clients"]
+        speed: Dict[str, List[Dict[str, float]]] = {name: [] for name in names}
         latencies: List[float] = []
         frames = 0
         for rep in range(args.repeats):
             for name, redis_url in (("Redis off", None), ("Redis on", url), ("Redis configured, down", down_url)):
-                speed[name].append(result_of(run_training(args.env_steps, redis_url, os.path.join(tmp, "run")))
-                                   ["env_steps_per_s"])
+                speed[name].append(result_of(run_training(args.env_steps, redis_url, os.path.join(tmp, "run"))))
             proc = run_training(args.env_steps, url, os.path.join(tmp, "run"))
             frames += asyncio.run(clients(bport, url, args.clients, proc, latencies))
-            speed[f"Redis on, {args.clients} WebSocket clients"].append(result_of(proc)["env_steps_per_s"])
-        print(f"tic-tac-toe AlphaZero ({CFG}), {args.env_steps} env steps per run, median of {args.repeats}:")
-        base = statistics.median(speed["Redis off"])
-        for name, values in speed.items():
-            m = statistics.median(values)
-            print(f"  {name:<36} {m:8.1f} env steps/s  ({m / base:5.2f} x off)   runs: "
-                  + ", ".join(f"{v:.1f}" for v in values))
+            speed[names[-1]].append(result_of(proc))
+        print(f"tic-tac-toe AlphaZero ({os.path.relpath(CFG, REPO)}), {args.env_steps} env steps per run, median of "
+              f"{args.repeats} (wall: env steps per second; CPU: per second of the training process's CPU time):")
+        base = {key: statistics.median(r[key] for r in speed["Redis off"])
+                for key in ("env_steps_per_s", "env_steps_per_cpu_s")}
+        for name, runs in speed.items():
+            wall, cpu = (statistics.median(r[key] for r in runs) for key in ("env_steps_per_s", "env_steps_per_cpu_s"))
+            print(f"  {name:<36} wall {wall:7.1f} /s ({wall / base['env_steps_per_s']:4.2f} x off)   CPU "
+                  f"{cpu:7.1f} /s ({cpu / base['env_steps_per_cpu_s']:4.2f} x off)   wall per run: "
+                  + ", ".join(f"{r['env_steps_per_s']:.1f}" for r in runs))
         print(f"  frames received by the {args.clients} clients: {frames}")
         if latencies:
             lat = sorted(latencies)
@@ -180,9 +188,10 @@ def main() -> None:
             print(f"move -> WebSocket client latency over {len(lat)} moves: median {1000 * statistics.median(lat):.1f} "
                   f"ms, p95 {1000 * p95:.1f} ms, max {1000 * lat[-1]:.1f} ms")
     finally:
-        for proc in (bridge, server):
-            proc.terminate()
-            proc.wait(10)
+        for proc in [*_CHILDREN, bridge, server]:
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait(10)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
