@@ -82,9 +82,13 @@ setup(
         "tensorboard>=2.12",
     ],
     extras_require={
-        "test": ["pytest>=7", "gymnasium>=0.29"],  # the zoo-config tests run CartPole too
+        # the zoo-config tests run CartPole; the telemetry and bridge tests run W&B offline and a real Redis
+        "test": ["pytest>=7", "gymnasium>=0.29", "wandb>=0.17", "redis>=5", "starlette>=0.37", "uvicorn>=0.29",
+                 "websockets>=12"],
         "gym": ["gymnasium>=0.29"],
-        "wandb": ["wandb"],
+        "wandb": ["wandb>=0.17"],  # logger.wandb=True
+        "redis": ["redis>=5"],  # logger.redis_url / --redis: live status for the web UI
+        "webui": ["redis>=5", "starlette>=0.37", "uvicorn>=0.29", "websockets>=12"],  # python -m lzlite.webui
         "plot": ["matplotlib>=3.5"],  # benchmarks/plot_curves.py
     },
     zip_safe=False,

@@ -56,9 +56,6 @@ class Analysis:
     action: int
     to_play: int
 
-    def as_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
 
 def board_cells(game: Any, states: np.ndarray) -> np.ndarray:
     """The boards of state rows as cells: int8 [N, rows * cols], row-major, top row first, -1 empty, 0 / 1 a stone
@@ -77,6 +74,7 @@ class Agent:
     Args:
         policy: a lzlite Policy holding the weights.
         venv: a ``BoardVectorEnv`` of one game.
+        cfg: the compiled config the policy was built from.
         seed: seed of the search's generator; each call starts from it, so equal positions get equal answers.
     Attributes:
         game_name: the game's registry name ('tictactoe', 'connect4', 'gomoku').

@@ -30,6 +30,12 @@ def wandb_mode() -> Optional[str]:
     return "offline"
 
 
+def _line(e: BaseException) -> str:
+    """An exception in one short line (W&B's messages run over several)."""
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0][:160] if text else ''}"
+
+
 class WandbSink:
     """One W&B run for a training run (rank 0 only: the run logger makes it there alone).
 
@@ -51,16 +57,29 @@ class WandbSink:
         except ImportError:
             self._warn("the wandb package is not installed (pip install 'lzlite[wandb]')")
             return
-        self._wandb = wandb
+        mode = wandb_mode()
         try:
             os.makedirs(run_dir, exist_ok=True)
-            self.run = wandb.init(project=project, name=name, dir=run_dir, config=dict(config), mode=wandb_mode(),
-                                  settings=wandb.Settings(silent=True, init_timeout=60))
-        except Exception as e:  # W&B's own errors (network, auth, service): train on without it
-            self._warn(f"wandb.init failed ({type(e).__name__}: {str(e)[:160]})")
+            self.run = self._init(wandb, run_dir, project, name, config, mode)
+        except Exception as e:  # W&B's own errors (network, auth, service)
+            if mode == "offline":
+                self._warn(f"wandb.init failed ({_line(e)})")
+                return
+            try:  # no network or a bad key: keep the run's W&B log offline (``wandb sync`` uploads it later)
+                self.run = self._init(wandb, run_dir, project, name, config, "offline")
+                self._warn(f"wandb.init online failed ({_line(e)}); logging offline to {run_dir}/wandb", keep=True)
+            except Exception as e2:
+                self._warn(f"wandb.init failed ({_line(e2)})")
 
-    def _warn(self, what: str) -> None:
-        self.run = None
+    @staticmethod
+    def _init(wandb: Any, run_dir: str, project: str, name: str, config: Mapping[str, Any], mode: Optional[str]) -> Any:
+        return wandb.init(project=project, name=name, dir=run_dir, config=dict(config), mode=mode,
+                          settings=wandb.Settings(silent=True, init_timeout=20))
+
+    def _warn(self, what: str, keep: bool = False) -> None:
+        """The one warning; W&B is then off unless ``keep`` (it fell back to offline)."""
+        if not keep:
+            self.run = None
         if self.warned is None:
             self.warned = what
             warnings.warn(f"lzlite: logger.wandb: {what}; training goes on without W&B", RuntimeWarning, stacklevel=3)
@@ -72,7 +91,7 @@ class WandbSink:
         try:
             self.run.log(data, step=int(step))
         except Exception as e:  # never let W&B stop training
-            self._warn(f"log failed ({type(e).__name__}: {str(e)[:160]})")
+            self._warn(f"log failed ({_line(e)})")
 
     def summary(self, stats: Mapping[str, Any]) -> None:
         """The run's final numbers (the final evaluation) in the W&B run summary."""
@@ -83,7 +102,7 @@ class WandbSink:
                 if isinstance(value, (int, float)) and not (isinstance(value, float) and math.isnan(value)):
                     self.run.summary[f"final/{key}"] = value
         except Exception as e:
-            self._warn(f"summary failed ({type(e).__name__}: {str(e)[:160]})")
+            self._warn(f"summary failed ({_line(e)})")
 
     def close(self) -> None:
         if self.run is None:
@@ -91,5 +110,5 @@ class WandbSink:
         try:
             self.run.finish()
         except Exception as e:
-            self._warn(f"finish failed ({type(e).__name__}: {str(e)[:160]})")
+            self._warn(f"finish failed ({_line(e)})")
         self.run = None

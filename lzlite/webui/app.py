@@ -117,21 +117,27 @@ class RunFeed:
         self.subscribers: Set[Subscriber] = set()
         self.task: Optional[asyncio.Task] = None
         self.status_text: Optional[str] = None
-        self.cursors: Dict[str, str] = {}
+        self.ready = asyncio.Event()  # set once the feed knows where the streams end
 
-    async def start(self) -> None:
-        """Start following from the streams' current ends (read now, so a snapshot read after sees no gap)."""
-        self.cursors = {}
-        for what in ("curve", "games"):
-            key = run_key(self.run, what)
-            last = await self.hub.redis.xrevrange(key, count=1)
-            self.cursors[key] = last[0][0] if last else "0-0"
-        self.task = asyncio.create_task(self.follow())
+    def start(self) -> None:
+        if self.task is None or self.task.done():
+            self.ready = asyncio.Event()
+            self.task = asyncio.create_task(self.follow())
 
     async def follow(self) -> None:
         r = self.hub.redis
         curve, status_key = run_key(self.run, "curve"), run_key(self.run, "status")
-        cursors = self.cursors
+        cursors: Dict[str, str] = {}
+        while not self.ready.is_set():  # follow from the streams' current ends, so a snapshot read after has no gap
+            try:
+                for key in (curve, run_key(self.run, "games")):
+                    last = await r.xrevrange(key, count=1)
+                    cursors[key] = last[0][0] if last else "0-0"
+                self.ready.set()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # Redis gone: try again
+                await asyncio.sleep(1.0)
         last_poll = 0.0
         loop = asyncio.get_running_loop()
         while self.subscribers:
@@ -241,8 +247,8 @@ class Hub:
         r = self.redis
         seen: Dict[str, Optional[Tuple[int, int]]] = dict(curve=None, move=None)
         try:
-            if feed.task is None or feed.task.done():
-                await feed.start()
+            feed.start()
+            await asyncio.wait_for(feed.ready.wait(), timeout=5.0)
             text = await r.get(run_key(sub.run, "status"))
             if text is not None:
                 frame = _status_frame(sub.run, text)
@@ -318,11 +324,11 @@ class Connection:
             self.error(str(e), op)
         except (ConnectionError, OSError, TimeoutError) as e:
             self.error(f"Redis is not answering ({type(e).__name__}); try again", op)
-        except Exception as e:  # redis-py's own errors and the like: the client hears of it, the bridge goes on
+        except Exception as e:  # redis-py's own errors, or a bug: the client hears of it, the connection stays
             if type(e).__module__.startswith("redis"):
                 self.error(f"Redis is not answering ({type(e).__name__}); try again", op)
             else:
-                raise
+                self.error(f"the bridge failed on this request ({type(e).__name__}: {str(e)[:120]})", op)
 
     async def op_runs(self, msg: Dict[str, Any]) -> None:
         self.send_nowait(_encode(dict(type="runs", runs=await self.hub.runs())))

@@ -80,3 +80,14 @@ def test_cells_from_observation():
     obs[1, 0, 2, 2] = 1  # player 1 to move: its stone at c3
     cells = cells_from_observation(obs, np.array([0, 1]))
     assert cells.tolist() == [[0, -1, -1, -1, 1, -1, -1, -1, -1], [-1] * 8 + [1]]
+
+
+def test_a_game_without_a_board_never_calls_the_hook():
+    pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install -e '.[test]')")
+    from zoo.cartpole.muzero_config import create_config, main_config
+
+    main = dict(main_config, policy=dict(main_config["policy"], num_simulations=2, collector_env_num=2, n_episode=2))
+    parts = build_components(compile_config(main, create_config, seed=0))
+    calls = []
+    segments, _ = parts["collector"].collect(on_move=MoveHook(2, calls.append))
+    assert segments and calls == []

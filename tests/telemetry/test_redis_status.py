@@ -120,7 +120,7 @@ def test_redis_absent_is_one_warning_and_nothing_waits():
         t0 = time.perf_counter()
         pub.close()
         assert time.perf_counter() - t0 < 3.5
-    assert per_call < 50e-6  # a queue put, whatever Redis does
+    assert per_call < 100e-6  # a queue put, whatever Redis does (a connection attempt alone takes milliseconds)
     assert pub.dropped > 0 and pub.sent == 0 and not pub.connected
     ours = [w for w in caught if "Redis at" in str(w.message)]
     assert len(ours) == 1 and "cannot connect" in str(ours[0].message)

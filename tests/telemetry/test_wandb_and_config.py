@@ -95,3 +95,20 @@ def test_bad_logger_keys_are_one_line_errors(logger, message):
 def test_logger_defaults():
     cfg = compile_config(*tiny_config("alphazero"))
     assert cfg.logger == dict(wandb=False, wandb_project="lzlite", redis_url=None, spectate_games=2)
+
+
+@pytest.mark.slow
+def test_wandb_without_network_falls_back_to_offline(tmp_path, monkeypatch):
+    """A key but no server (a closed port): one warning after W&B's 20 s init timeout, the run logged offline."""
+    pytest.importorskip("wandb", reason="the wandb package is not installed (pip install -e '.[wandb]')")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("WANDB_MODE", raising=False)
+    monkeypatch.setenv("WANDB_API_KEY", "k" * 40)
+    monkeypatch.setenv("WANDB_BASE_URL", "http://127.0.0.1:9")  # the discard port: nothing answers
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        policy = _train(tmp_path, "nonet", wandb=True)
+    ours = [str(w.message) for w in caught if "logger.wandb" in str(w.message)]
+    assert len(ours) == 1 and "logging offline" in ours[0] and "\n" not in ours[0]
+    assert policy.final_eval
+    assert glob.glob(str(tmp_path / "nonet" / "wandb" / "offline-run-*" / "run-*.wandb"))
