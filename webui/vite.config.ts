@@ -14,5 +14,9 @@ export default defineConfig({
     environment: "jsdom",
     globals: true,
     include: ["src/**/*.test.{ts,tsx}"],
+    // One jsdom per worker thread, not per file (a quarter of the time on a 2-core machine); every test
+    // unmounts what it rendered (cleanup) and leaves no timers or globals behind.
+    pool: "threads",
+    isolate: false,
   },
 });
