@@ -322,6 +322,9 @@ def _evaluate(evaluator, logger, ckpt_dir, policy, learner, env_steps, best) -> 
     and to ckpt/best.pt when it scores at least as well as every earlier evaluation of the run (the evaluator's
     ``score``; LightZero's ckpt_best.pth.tar), the first one included."""
     stats = evaluator.eval()
+    settle = getattr(evaluator, "settle", None)  # more games when a checkpoint is too close to call against best.pt
+    if settle is not None and best["score"] is not None:
+        stats = settle(stats, best["score"])
     logger.scalars("eval", stats, env_steps)
     state = dict(policy=policy.state_dict(), counters=dict(env_steps=env_steps, train_iter=learner.train_iter),
                  eval={k: float(v) for k, v in stats.items()})
