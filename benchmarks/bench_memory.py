@@ -8,6 +8,9 @@ slope over the samples), against a target of under 1 MB per 10k env steps.
 
     python benchmarks/bench_memory.py                       # tic-tac-toe MuZero and Connect Four AlphaZero
     python benchmarks/bench_memory.py --games tictactoe --env-steps 20000 --buffer 2000
+    python benchmarks/bench_memory.py --games connect4 --env-steps 100000 --png docs/img/memory_connect4.png
+
+``--png`` also draws each game's RSS against env steps (needs matplotlib: ``pip install -e ".[plot]"``).
 """
 from __future__ import annotations
 
@@ -67,7 +70,28 @@ def measure(game: str, env_steps: int, buffer: int, seed: int) -> Dict[str, floa
         raise SystemExit(f"{game}: the buffer of {buffer} filled too late for a slope; raise --env-steps")
     slope = np.polyfit(steps[full], rss[full], 1)[0] * 10_000
     return dict(samples=float(len(rss)), full_at=float(steps[full][0]), rss_full=float(rss[full][0]),
-                rss_end=float(rss[-1]), mb_per_10k=float(slope), env_steps=float(steps[-1]))
+                rss_end=float(rss[-1]), mb_per_10k=float(slope), env_steps=float(steps[-1]), steps=steps, rss=rss)
+
+
+def plot(results: Dict[str, Dict], buffer: int, path: str) -> None:
+    """RSS against env steps, one line per game, with where the buffer filled."""
+    import matplotlib  # optional: only --png needs it
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    for game, r in results.items():
+        ax.plot(r["steps"], r["rss"], label=f"{game}: {r['mb_per_10k']:+.2f} MB / 10k env steps once full")
+        ax.axvline(r["full_at"], color="grey", linestyle=":", linewidth=1)
+    ax.set_xlabel("env steps")
+    ax.set_ylabel("RSS (MB)")
+    ax.set_title(f"process memory, replay buffer of {buffer} rows (dotted: buffer full)")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    print(f"wrote {path}")
 
 
 def main() -> None:
@@ -76,14 +100,18 @@ def main() -> None:
     p.add_argument("--env-steps", type=int, default=30000, help="env steps per game (default 30000)")
     p.add_argument("--buffer", type=int, default=2000, help="replay buffer size, in transitions (default 2000)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--png", help="also draw RSS against env steps into this PNG")
     args = p.parse_args()
     print(f"{'game':<10} {'env steps':>9} {'full at':>8} {'RSS full (MB)':>13} {'RSS end (MB)':>12} "
           f"{'MB / 10k env steps':>18}  target < {TARGET_MB_PER_10K:g}")
+    results = {}
     for game in args.games:
-        r = measure(game, args.env_steps, args.buffer, args.seed)
+        r = results[game] = measure(game, args.env_steps, args.buffer, args.seed)
         verdict = "ok" if r["mb_per_10k"] < TARGET_MB_PER_10K else "OVER"
         print(f"{game:<10} {r['env_steps']:>9.0f} {r['full_at']:>8.0f} {r['rss_full']:>13.1f} {r['rss_end']:>12.1f} "
               f"{r['mb_per_10k']:>18.2f}  {verdict}")
+    if args.png:
+        plot(results, args.buffer, args.png)
 
 
 if __name__ == "__main__":

@@ -167,6 +167,17 @@ def test_a_buffer_no_larger_than_a_batch_is_refused():
     assert compile_config(*tiny_config("alphazero", replay_buffer_size=33)).policy.replay_buffer_size == 33
 
 
+def test_a_buffer_that_cannot_hold_a_batch_of_these_games_is_an_error_once_full(tmp_path):
+    """33 rows pass the compile-time rule, but tic-tac-toe games of at most 9 moves store at most 9 moves per 10 rows:
+    a full buffer holds fewer than 32 moves, so the run collected to its limit and trained nothing."""
+    from lzlite.entry import train_alphazero
+
+    with pytest.raises(ConfigError, match=r"policy.replay_buffer_size=33 rows hold only \d+ moves of these games .* "
+                                          r"fewer than one batch of 32"):
+        train_alphazero(tiny_config("alphazero", replay_buffer_size=33), seed=0, max_env_step=400,
+                        run_dir=str(tmp_path), progress=False)
+
+
 def test_component_rules_run_from_compile_config():
     main, create = tiny_config("unizero")
     main["policy"]["model"].update(embed_dim=12, num_heads=8)

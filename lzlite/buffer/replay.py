@@ -285,6 +285,11 @@ class ReplayBuffer:
         return self._num_live
 
     @property
+    def is_full(self) -> bool:
+        """True once every row has been written: storing more evicts the oldest."""
+        return self._total >= self.capacity
+
+    @property
     def num_episodes(self) -> int:
         """Segments (episodes or episode pieces) with at least one sampleable position still stored."""
         if self._total == 0:

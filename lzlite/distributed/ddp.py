@@ -13,9 +13,10 @@ Settings come from the environment, never from a separate config file (../../sha
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
-from typing import Any, Callable, Dict, Mapping, Optional, Union
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Union
 
 import numpy as np
 import torch
@@ -27,7 +28,7 @@ from lzlite.config import ConfigError
 __all__ = [
     "DistributedError", "launched_by_torchrun", "is_ddp_enabled", "get_rank", "get_world_size",
     "get_local_rank", "ddp_timeout_s", "check_launch", "setup_ddp", "teardown_ddp", "wrap_model",
-    "wrap_loss", "ddp_synchronize", "ddp_all_reduce_sum", "ddp_all_reduce_mean", "ddp_all_true",
+    "wrap_loss", "collective", "ddp_synchronize", "ddp_all_reduce_sum", "ddp_all_reduce_mean", "ddp_all_true",
 ]
 
 Number = Union[int, float]
@@ -177,7 +178,10 @@ def setup_ddp(cfg: Any = None, backend: str = "", timeout_s: Optional[float] = N
     kwargs: Dict[str, Any] = dict(backend=backend, timeout=datetime.timedelta(seconds=timeout))
     if use_cuda:
         kwargs["device_id"] = torch.device("cuda", get_local_rank())  # binds NCCL to this rank's GPU eagerly
-    dist.init_process_group(**kwargs)
+    try:
+        dist.init_process_group(**kwargs)
+    except (RuntimeError, TimeoutError) as e:  # a peer that never arrives, or an unreachable MASTER_ADDR
+        raise _fail("init_process_group", e) from None
     return True
 
 
@@ -196,8 +200,9 @@ def wrap_model(model: torch.nn.Module, find_unused_parameters: bool = False) -> 
     need ``wrap_loss`` instead: DDP only reduces gradients of work done inside its own forward.
     """
     device = next(model.parameters()).device
-    return DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None,
-                                   find_unused_parameters=find_unused_parameters)
+    with collective("DistributedDataParallel setup"):  # construction broadcasts rank 0's weights
+        return DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None,
+                                       find_unused_parameters=find_unused_parameters)
 
 
 class _LossModule(torch.nn.Module):
@@ -231,9 +236,10 @@ def wrap_loss(model: torch.nn.Module, loss_fn: Callable[[Any], Any]) -> Callable
     device = next(model.parameters()).device
     # find_unused_parameters: one loss may not touch every parameter (e.g. projection heads when
     # ssl_loss_weight is 0); DDP must then mark them ready itself or the next step would hang.
-    return DistributedDataParallel(_LossModule(model, loss_fn),
-                                   device_ids=[device.index] if device.type == "cuda" else None,
-                                   find_unused_parameters=True)
+    with collective("DistributedDataParallel setup"):  # construction broadcasts rank 0's weights
+        return DistributedDataParallel(_LossModule(model, loss_fn),
+                                       device_ids=[device.index] if device.type == "cuda" else None,
+                                       find_unused_parameters=True)
 
 
 # --------------------------------------------------------------------------- collectives
@@ -253,6 +259,34 @@ def _fail(op: str, err: Exception) -> DistributedError:
         f"rank {get_rank()}/{get_world_size()}: {op} failed ({type(err).__name__}: {str(err)[:300]}). Another rank "
         f"probably died or hung past the {ddp_timeout_s():g} s timeout (LZLITE_DDP_TIMEOUT_S); its output names the cause"
     )
+
+
+# Text by which the backends' failures are known: gloo and NCCL raise plain RuntimeErrors on older torch.
+_BACKEND_ERROR_MARKS = ("gloo", "nccl", "connection closed", "connection reset", "timed out", "timeout")
+
+
+def _is_backend_error(err: BaseException) -> bool:
+    backend_error = getattr(dist, "DistBackendError", None)
+    if backend_error is not None and isinstance(err, backend_error):
+        return True
+    text = str(err).lower()
+    return any(mark in text for mark in _BACKEND_ERROR_MARKS)
+
+
+@contextlib.contextmanager
+def collective(op: str) -> Iterator[None]:
+    """Turn a backend failure raised inside the block into ``DistributedError`` naming ``op``.
+
+    For collectives that torch runs on lzlite's behalf: DDP's gradient all-reduce inside
+    ``loss.backward()`` and the weight broadcast of its construction. Other errors pass through, and
+    without a process group the block runs unchanged.
+    """
+    try:
+        yield
+    except RuntimeError as e:
+        if _initialised() and _is_backend_error(e):
+            raise _fail(op, e) from None
+        raise
 
 
 def ddp_synchronize() -> None:

@@ -220,7 +220,14 @@ def train(
                 updates_left = calculate_update_per_collect(cfg, new_steps, world_size)  # sums over ranks
                 env_steps += int(ddp.ddp_all_reduce_sum(new_steps))  # all ranks' games: every rank stops together
                 logger.scalars("collect", cstats, env_steps)
-                if not ddp.ddp_all_true(buffer.num_transitions >= _local_batch(pcfg.batch_size, world_size)):
+                local_batch = _local_batch(pcfg.batch_size, world_size)
+                if buffer.is_full and buffer.num_transitions < local_batch:
+                    raise ConfigError(
+                        f"policy.replay_buffer_size={pcfg.replay_buffer_size} rows hold only {buffer.num_transitions} "
+                        f"moves of these games (every stored game also takes a row for its final state), fewer than "
+                        f"one batch of {local_batch}: the run would collect forever and train nothing; raise "
+                        f"replay_buffer_size or lower batch_size")
+                if not ddp.ddp_all_true(buffer.num_transitions >= local_batch):
                     updates_left = 0  # too little data for one minibatch yet (on some rank): keep collecting
             lstats: Dict[str, float] = {}
             reanalyze = policy.reanalyze_fn() if pcfg.reanalyze_ratio > 0 else None
@@ -325,6 +332,9 @@ def _evaluate(evaluator, logger, ckpt_dir, policy, learner, env_steps, best) -> 
     and to ckpt/best.pt when it scores at least as well as every earlier evaluation of the run (the evaluator's
     ``score``; LightZero's ckpt_best.pth.tar), the first one included."""
     stats = evaluator.eval()
+    settle = getattr(evaluator, "settle", None)  # more games when a checkpoint is too close to call against best.pt
+    if settle is not None and best["score"] is not None:
+        stats = settle(stats, best["score"])
     logger.scalars("eval", stats, env_steps)
     state = dict(policy=policy.state_dict(), counters=dict(env_steps=env_steps, train_iter=learner.train_iter),
                  eval={k: float(v) for k, v in stats.items()})

@@ -72,12 +72,17 @@ class Evaluator:
             # the eval stats; no buffer or optimizer), which eval / play / model_path load like last.pt
             # (LightZero keeps iteration_<N>.pth.tar likewise); ckpt/best.pt, the best-scoring one's, is kept either way
             keep_eval_ckpts=True,
+            # when the games against the bots leave a checkpoint too close to call against ckpt/best.pt (the exact
+            # measures tie, and its points estimate reaches best.pt's bound while its own bound does not), up to this
+            # many more rounds of eval_episodes games per bot before it is judged (0: judge on the first round)
+            eval_extra_rounds=2,
         ))
 
     @staticmethod
     def config_ranges() -> Dict[str, Range]:
         """The allowed values of the numeric keys of ``default_config`` (``lzlite/config/ranges.py``)."""
-        return dict(eval_freq=at_least(1), eval_episodes=at_least(1), eval_bot_depth=at_least(1))
+        return dict(eval_freq=at_least(1), eval_episodes=at_least(1), eval_bot_depth=at_least(1),
+                    eval_extra_rounds=at_least(0))
 
     def __init__(self, policy: Any, make_venv: Any, cfg: EasyDict, seed: int = 0) -> None:
         self.policy = policy
@@ -86,12 +91,14 @@ class Evaluator:
         self.seed = int(seed)
         self._venv: VectorEnv = make_venv(int(cfg.eval_episodes))
         self.calls = 0
+        self._extra_round = 0  # rounds of eval_more within the current call
         self._positions = None  # reachable positions and their optimal-move masks, built on first use
         self._optimal = None
 
     def eval(self) -> Dict[str, float]:
         """Run one evaluation; returns flat statistics (e.g. 'rule/win', 'rule/loss_as_second')."""
         self.calls += 1
+        self._extra_round = 0
         rng = np.random.default_rng([self.seed, self.calls])
         venv = self._venv
         if isinstance(venv, BoardVectorEnv):
@@ -124,13 +131,43 @@ class Evaluator:
         exact = []
         if "losing_lines_as_first" in stats:
             exact.append(-float(stats["losing_lines_as_first"] + stats.get("losing_lines_as_second", 0.0)))
-        bounds = []
-        for key in stats:
-            if key.endswith("/win"):
-                bot = key[:-len("/win")]
-                points = stats[key] + 0.5 * stats.get(f"{bot}/draw", 1.0 - stats[key] - stats[f"{bot}/loss"])
-                bounds.append(_wilson_lower(points, stats.get(f"{bot}/games", 0.0)))
+        bounds = [_wilson_lower(points, games) for points, games in _bot_points(stats)]
         return (*exact, float(stats.get("optimal_move_rate", 0.0)), float(np.mean(bounds)) if bounds else 0.0)
+
+    def settle(self, stats: Dict[str, float], best_score: Tuple[float, ...]) -> Dict[str, float]:
+        """More games when they could decide whether ``stats`` beat ``best_score``; returns the stats of all games.
+
+        Too close to call: the exact measures tie and the mean points against the bots reach best's lower bound
+        while the lower bound of ``stats`` does not. Then another ``eval_episodes`` games per bot, up to
+        ``eval_extra_rounds`` times, until the bound clears best's or the estimate falls below it. A lucky short
+        evaluation thus meets more games before it can replace ``ckpt/best.pt``, and a clear one costs nothing.
+        """
+        for _ in range(int(self.cfg.eval_extra_rounds)):
+            if not self._too_close(stats, tuple(best_score)):
+                break
+            stats = self.eval_more(stats)
+        return stats
+
+    def _too_close(self, stats: Dict[str, float], best_score: Tuple[float, ...]) -> bool:
+        score = self.score(stats)
+        pairs = _bot_points(stats)
+        if not pairs or len(score) != len(best_score) or score[:-1] != best_score[:-1]:
+            return False
+        estimate = float(np.mean([points for points, _ in pairs]))
+        return score[-1] < best_score[-1] <= estimate
+
+    def eval_more(self, stats: Dict[str, float]) -> Dict[str, float]:
+        """Another ``eval_episodes`` games against every bot of ``stats``, merged in: rates weighted by games."""
+        self._extra_round += 1
+        rng = np.random.default_rng([self.seed, self.calls, self._extra_round])
+        merged = dict(stats)
+        for bot_name in self.cfg.eval_bots:
+            more = self._vs_bot(self._venv, bot_name, rng)
+            n_old, n_new = stats[f"{bot_name}/games"], more[f"{bot_name}/games"]
+            for key, value in more.items():
+                merged[key] = n_old + n_new if key.endswith("/games") else \
+                    (stats[key] * n_old + value * n_new) / (n_old + n_new)
+        return merged
 
     def optimal_move_rate(self) -> float:
         """Fraction of the game's graded positions where the greedy policy plays an optimal move."""
@@ -167,6 +204,17 @@ class Evaluator:
             returns[running] += rewards
         return {"mean_return": float(returns.mean()), "min_return": float(returns.min()),
                 "max_return": float(returns.max())}
+
+
+def _bot_points(stats: Dict[str, float]) -> List[Tuple[float, float]]:
+    """(points per game, games) against each bot of ``stats``: a win 1, a draw 1/2."""
+    pairs = []
+    for key in stats:
+        if key.endswith("/win"):
+            bot = key[:-len("/win")]
+            points = stats[key] + 0.5 * stats.get(f"{bot}/draw", 1.0 - stats[key] - stats[f"{bot}/loss"])
+            pairs.append((float(points), float(stats.get(f"{bot}/games", 0.0))))
+    return pairs
 
 
 def _wilson_lower(p: float, n: float, z: float = 1.0) -> float:

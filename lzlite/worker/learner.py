@@ -12,6 +12,7 @@ import torch
 from easydict import EasyDict
 
 from lzlite.config import Range, above, at_least
+from lzlite.distributed import ddp
 from lzlite.registry import LEARNER_REGISTRY
 
 __all__ = ["Learner", "NonFiniteLossError"]
@@ -104,14 +105,16 @@ class Learner:
         Raises:
             NonFiniteLossError: the loss is NaN or infinite; the message names the step and the learning rate.
         """
-        try:
-            loss, stats, priorities = self.compute_loss(batch)
-        except FloatingPointError as e:
-            lr = self.optimizer.param_groups[0]["lr"]
-            raise NonFiniteLossError(f"training diverged at learner step {self.train_iter + 1} (learning rate {lr:g}): "
-                                     f"{e}") from e
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        # under DDP the forward broadcasts the model's buffers and backward all-reduces the gradients
+        with ddp.collective("learner step"):
+            try:
+                loss, stats, priorities = self.compute_loss(batch)
+            except FloatingPointError as e:
+                lr = self.optimizer.param_groups[0]["lr"]
+                raise NonFiniteLossError(f"training diverged at learner step {self.train_iter + 1} (learning rate "
+                                         f"{lr:g}): {e}") from e
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
         grad_norm = torch.nn.utils.clip_grad_norm_(self.policy.model.parameters(), self.cfg.grad_clip_value)
         self.optimizer.step()
         self.scheduler.step()

@@ -118,5 +118,44 @@ def scenario_hang(out_dir: str) -> None:
     _write(out_dir, dict(error=None))
 
 
+def scenario_peer_dies(out_dir: str) -> None:
+    """Rank 1 exits at the place argv[3] names; rank 0 must fail there with a DistributedError, not gloo's traceback.
+
+    'setup': before DistributedDataParallel's construction (its weight broadcast); 'backward': after it, so rank 0's
+    first learner step waits on DDP's collectives (the buffer broadcast of its forward, the gradient all-reduce).
+    """
+    from tiny_configs import tiny_config
+
+    from lzlite.config import compile_config
+    from lzlite.entry.loop import build_components
+    from lzlite.worker.learner import Learner
+
+    where = sys.argv[3]
+    ddp.setup_ddp()
+    rank = ddp.get_rank()
+    cfg = compile_config(*tiny_config("muzero"), seed=rank)
+    torch.set_num_threads(1)
+    parts = build_components(cfg)
+    policy, buffer = parts["policy"], parts["buffer"]
+    buffer.push_segments(parts["collector"].collect()[0])
+    learner = Learner(policy, cfg.policy)
+    ddp.ddp_synchronize()
+    if rank == 1 and where == "setup":
+        os._exit(0)
+    try:
+        if rank == 0 and where == "setup":
+            time.sleep(1.0)  # let the peer's exit close its connections first
+        learner.compute_loss = ddp.wrap_loss(policy.model, policy.compute_loss)
+        if rank == 1:
+            os._exit(0)
+        time.sleep(1.0)
+        learner.train(buffer.sample(cfg.policy.batch_size // ddp.get_world_size(), np.random.default_rng(0)))
+    except ddp.DistributedError as e:
+        _write(out_dir, dict(error=str(e)))
+        sys.stdout.flush()
+        os._exit(3)
+    _write(out_dir, dict(error=None))
+
+
 if __name__ == "__main__":
     globals()[f"scenario_{sys.argv[1]}"](sys.argv[2])

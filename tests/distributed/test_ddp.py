@@ -256,6 +256,24 @@ def test_a_dead_rank_makes_the_others_fail_within_the_timeout(tmp_path, fault):
     assert waited < timeout_s + 15
 
 
+@pytest.mark.parametrize("where, op", [("setup", "DistributedDataParallel setup"),
+                                       ("backward", "learner step")])
+def test_a_peer_dying_inside_torchs_own_collectives_is_one_distributed_error(tmp_path, where, op):
+    # ddp_all_reduce_* name their collective themselves; DDP's weight and buffer broadcasts and its gradient
+    # all-reduce run inside torch, whose gloo error would otherwise reach the user as a raw traceback
+    procs = _spawn("peer_dies", str(tmp_path), where, LZLITE_DDP_TIMEOUT_S="20")
+    try:
+        out = procs[0].communicate(timeout=90)[0]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.communicate()
+    assert procs[0].returncode == 3, out[-3000:]
+    error = _read(tmp_path, 0)["error"]
+    assert error.startswith(f"rank 0/2: {op} failed (") and "Another rank probably died" in error, error
+
+
 @pytest.mark.parametrize("algo", ["rezero", "unizero", "alphazero"])
 def test_every_entry_function_trains_under_torchrun(tmp_path, algo):
     cfg = _write_tiny_config(tmp_path, algo)

@@ -320,3 +320,60 @@ def test_a_gpu_runs_config_on_a_cpu_is_a_clear_error_and_device_cpu_evaluates_it
     assert "asks for a CUDA GPU" in capsys.readouterr().err
     assert eval_main(["--cfg", cfg, "--ckpt", ckpt, "--episodes", "2", "--bots", "perfect", "--device", "cpu"]) == 0
     assert float(dict(line.split() for line in capsys.readouterr().out.strip().splitlines())["perfect/win"]) == 0.0
+
+
+def test_a_checkpoint_too_close_to_call_plays_more_games_before_it_is_judged(monkeypatch):
+    from lzlite.config import compile_config
+    from lzlite.entry.loop import build_components
+    from lzlite.worker.evaluator import Evaluator
+
+    evaluator = build_components(compile_config(*tiny_config("alphazero", eval_episodes=20, eval_bots=["rule"]),
+                                                seed=0))["evaluator"]
+    rounds = []
+
+    def scripted(venv, bot_name, rng):  # each further round of 20 games: all lost
+        rounds.append(bot_name)
+        return {"rule/games": 20.0, "rule/win": 0.0, "rule/draw": 0.0, "rule/loss": 1.0, "rule/win_as_first": 0.0,
+                "rule/loss_as_first": 1.0, "rule/win_as_second": 0.0, "rule/loss_as_second": 1.0}
+
+    monkeypatch.setattr(evaluator, "_vs_bot", scripted)
+    lucky = {"rule/games": 20.0, "rule/win": 0.9, "rule/draw": 0.0, "rule/loss": 0.1, "rule/win_as_first": 1.0,
+             "rule/loss_as_first": 0.0, "rule/win_as_second": 0.8, "rule/loss_as_second": 0.2}
+    best = Evaluator.score({"rule/games": 400.0, "rule/win": 0.85, "rule/draw": 0.0, "rule/loss": 0.15})
+    assert Evaluator.score(lucky) < best  # 18 of 20: its bound is below best's (340 of 400) ...
+    settled = evaluator.settle(lucky, best)  # ... but its estimate is above: too close to call
+    assert rounds == ["rule"] and settled["rule/games"] == 40.0
+    assert settled["rule/win"] == pytest.approx(0.45) and settled["rule/win_as_second"] == pytest.approx(0.4)
+    assert Evaluator.score(settled) < best  # 18 of 40: judged, and not kept
+
+    rounds.clear()
+    assert evaluator.settle(dict(lucky, **{"rule/win": 0.5, "rule/loss": 0.5}), best)["rule/games"] == 20.0
+    assert evaluator.settle(dict(lucky, **{"rule/games": 400.0}), best)["rule/games"] == 400.0  # bound clears best
+    exact_differs = (1.0,) + tuple(best)  # another optimal-move rate decides alone: no games could change it
+    assert evaluator.settle(dict(lucky, optimal_move_rate=0.5), exact_differs)["rule/games"] == 20.0
+    assert rounds == []
+
+    def always_lucky(venv, bot_name, rng):  # the estimate stays above best: at most eval_extra_rounds more rounds
+        rounds.append(bot_name)
+        return dict(lucky)
+
+    monkeypatch.setattr(evaluator, "_vs_bot", always_lucky)
+    assert evaluator.settle(lucky, Evaluator.score(dict(lucky, **{"rule/games": 60.0})))["rule/games"] == 60.0
+    assert len(rounds) == evaluator.cfg.eval_extra_rounds == 2
+
+
+def test_the_loop_settles_every_evaluation_after_the_first_against_best(tmp_path, monkeypatch):
+    from lzlite.worker.evaluator import Evaluator
+
+    seen = []
+    real = Evaluator.settle
+
+    def spy(self, stats, best_score):
+        seen.append(tuple(best_score))
+        return real(self, stats, best_score)
+
+    monkeypatch.setattr(Evaluator, "settle", spy)
+    train_alphazero(tiny_config("alphazero", eval_freq=5), seed=0, max_env_step=40, run_dir=str(tmp_path),
+                    progress=False)
+    evaluations = len([f for f in os.listdir(tmp_path / "ckpt") if f.startswith("iteration_")])
+    assert evaluations >= 2 and len(seen) == evaluations - 1  # the first evaluation has nothing to beat

@@ -15,6 +15,15 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from tiny_configs import tiny_config  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """As training runs (policy.num_threads=1): small nets, and two threads fight on a busy machine."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def _parts(algo, **overrides):
     parts = build_components(compile_config(*tiny_config(algo, **overrides), seed=0))
     torch.manual_seed(0)
