@@ -13,6 +13,7 @@ from typing import Any, Dict, Optional, Sequence
 
 import torch
 
+from lzlite.config import ConfigError
 from lzlite.distributed import ddp
 from lzlite.entry.stop import StopSignal, TrainingStopped
 from lzlite.entry.utils import calculate_update_per_collect
@@ -36,6 +37,7 @@ def train(
     device: Optional[str] = None,
     progress: bool = True,
     force: bool = False,
+    role: Optional[str] = None,
 ) -> Any:
     """Train the experiment ``input_cfg`` describes and return the trained policy.
 
@@ -53,6 +55,9 @@ def train(
             that is a ConfigError: nothing trained is overwritten by accident).
         device: torch device overriding the config.
         progress: show a tqdm progress bar (it moves during a collect too).
+        role: None: the synchronous loop when ``policy.num_actors`` is 0, else a learner and that many actor
+            processes (``lzlite/cluster``); 'learner': a learner alone, which actors join
+            (``python -m lzlite.entry --role actor --learner tcp://HOST:PORT``).
 
     Raises:
         TrainingStopped: after SIGINT or SIGTERM (a KeyboardInterrupt). The run ends within a move of a collect
@@ -69,6 +74,10 @@ def train(
     augment = parts["augment"]
     env_steps, updates_left = run.env_steps, run.updates_left
     max_train_iter, max_env_step, bar_in_env_steps = run.max_train_iter, run.max_env_step, run.bar_in_env_steps
+    if role not in (None, "learner"):
+        raise ConfigError(f"role must be None or 'learner' (an actor is run_actor's), got {role!r}")
+    if role == "learner" or cfg.policy.num_actors > 0:
+        return _train_async(run, 0 if role == "learner" else int(cfg.policy.num_actors), device)
 
     def show_collect(moves: int) -> None:  # called after every move of a collect: a Connect Four collect takes minutes
         if bar_in_env_steps:
@@ -146,6 +155,41 @@ def train(
         raise TrainingStopped(stop.signal_number or signal.SIGTERM,  # (a DDP rank stopped by another's signal)
                               os.path.join(ckpt_dir, "last.pt") if rank == 0 else None, env_steps, learner.train_iter)
     policy.final_eval.update(last_eval)  # the documented Policy.final_eval (rank 0's; empty on other ranks)
+    return policy
+
+
+def _train_async(run: Any, num_actors: int, device: Optional[str]) -> Any:
+    """The learner of an actor / learner run, with ``num_actors`` supervised local actors (``lzlite/cluster``)."""
+    # (imported here: pyzmq and the cluster's threads are for runs with actors only)
+    from lzlite.cluster.learner import run_learner, weights_path
+    from lzlite.cluster.supervisor import Supervisor
+
+    if run.world_size > 1:
+        raise ConfigError("an actor / learner run has one learner process; DDP learner ranks are not supported with "
+                          "policy.num_actors > 0 or --role learner (run torchrun with num_actors=0)")
+    supervisor: Optional[Supervisor] = None
+
+    def start_actors(port: int) -> None:
+        nonlocal supervisor
+        if num_actors:
+            supervisor = Supervisor(os.path.join(run.run_dir, "config.py"), f"tcp://127.0.0.1:{port}", num_actors,
+                                    run.cfg.seed, weights_path(run.run_dir), os.path.join(run.run_dir, "actors"),
+                                    device=device)
+            supervisor.start()
+
+    stop = StopSignal()
+    with stop:  # SIGINT / SIGTERM: the learner step in hand ends, last.pt is written, the actors are stopped
+        try:
+            stopped, last_eval, _ = run_learner(run, stop.requested, on_ready=start_actors)
+        finally:
+            if supervisor is not None:
+                supervisor.stop()
+            run.logger.close()
+    policy = run.parts["policy"]
+    if stopped:
+        raise TrainingStopped(stop.signal_number or signal.SIGTERM, os.path.join(run.ckpt_dir, "last.pt"),
+                              run.env_steps, run.learner.train_iter)
+    policy.final_eval.update(last_eval)
     return policy
 
 

@@ -1,0 +1,104 @@
+"""The supervisor: starts N actor processes beside the learner and restarts any that dies.
+
+Each actor is ``python -m lzlite.entry --cfg RUN_DIR/config.py --role actor ...`` in its own session (a Ctrl-C in
+the terminal reaches the learner only; the learner saves, then the supervisor stops the actors with SIGTERM and,
+after a grace period, SIGKILL). Its output goes to ``RUN_DIR/actors/actor_<k>.log``; starts, exits and restarts are
+written to ``RUN_DIR/actors/supervisor.log`` with process ids and times.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import List, Optional
+
+from lzlite.config.compile import MAX_SEED
+
+__all__ = ["Supervisor", "actor_seed"]
+
+
+def actor_seed(seed: int, actor_id: int, start: int) -> int:
+    """A seed per actor and per start of it: a restarted actor does not replay the games it played before."""
+    return (seed + 7919 * (actor_id + 1) + 104729 * start) % MAX_SEED
+
+
+class Supervisor:
+    """Runs ``num_actors`` actors for the learner at ``address`` and keeps them running until ``stop``.
+
+    Args:
+        cfg_path: the run's resolved config (``RUN_DIR/config.py``).
+        address: the learner's ``tcp://HOST:PORT``.
+        num_actors: how many.
+        seed: the run's seed (each actor's is derived from it, ``actor_seed``).
+        weights_file: the learner's weights file (the actors share its file system).
+        log_dir: where the actors' logs and the supervisor's log go.
+        device: a torch device for the actors (None: the config's).
+    """
+
+    def __init__(self, cfg_path: str, address: str, num_actors: int, seed: int, weights_file: str, log_dir: str,
+                 device: Optional[str] = None) -> None:
+        self.cfg_path, self.address, self.num_actors, self.seed = cfg_path, address, int(num_actors), int(seed)
+        self.weights_file, self.log_dir, self.device = weights_file, log_dir, device
+        self.procs: List[Optional[subprocess.Popen]] = [None] * self.num_actors
+        self.starts = [0] * self.num_actors
+        self.restarts = 0
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="lzlite-supervisor", daemon=True)
+        os.makedirs(log_dir, exist_ok=True)
+        self._log = open(os.path.join(log_dir, "supervisor.log"), "a", encoding="utf-8")
+
+    def _note(self, text: str) -> None:
+        self._log.write(f"{time.time():.3f} {text}\n")
+        self._log.flush()
+
+    def _spawn(self, k: int) -> None:
+        cmd = [sys.executable, "-m", "lzlite.entry", "--cfg", self.cfg_path, "--role", "actor", "--learner",
+               self.address, "--actor-id", str(k), "--seed", str(actor_seed(self.seed, k, self.starts[k])),
+               "--weights-file", self.weights_file, "--parent-pid", str(os.getpid())]
+        if self.device is not None:
+            cmd += ["--device", self.device]
+        with open(os.path.join(self.log_dir, f"actor_{k}.log"), "ab") as out:
+            self.procs[k] = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                             start_new_session=True)
+        self.starts[k] += 1
+        self._note(f"actor {k} started pid {self.procs[k].pid}")
+
+    def start(self) -> None:
+        for k in range(self.num_actors):
+            self._spawn(k)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._stopping.wait(0.1):
+            for k, proc in enumerate(self.procs):
+                if proc is None or proc.poll() is None or self._stopping.is_set():
+                    continue
+                self._note(f"actor {k} pid {proc.pid} exited with {proc.returncode}; restarting")
+                self.restarts += 1
+                self._spawn(k)
+
+    def pids(self) -> List[int]:
+        return [p.pid for p in self.procs if p is not None]
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        """SIGTERM every actor, wait up to ``grace_s``, SIGKILL the rest."""
+        self._stopping.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        for proc in self.procs:
+            if proc is not None and proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        for k, proc in enumerate(self.procs):
+            if proc is None:
+                continue
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            self._note(f"actor {k} pid {proc.pid} stopped ({proc.returncode})")
+        self._log.close()
