@@ -19,6 +19,8 @@ from lzlite.config.compile import MAX_SEED
 
 __all__ = ["Supervisor", "actor_seed"]
 
+_SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # holds lzlite/
+
 
 def actor_seed(seed: int, actor_id: int, start: int) -> int:
     """A seed per actor and per start of it: a restarted actor does not replay the games it played before."""
@@ -60,9 +62,11 @@ class Supervisor:
                "--weights-file", self.weights_file, "--parent-pid", str(os.getpid())]
         if self.device is not None:
             cmd += ["--device", self.device]
+        env = dict(os.environ)  # the actors import this lzlite and zoo, installed or not
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (_SOURCE_ROOT, env.get("PYTHONPATH", "")) if p)
         with open(os.path.join(self.log_dir, f"actor_{k}.log"), "ab") as out:
             self.procs[k] = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                             start_new_session=True)
+                                             start_new_session=True, env=env)
         self.starts[k] += 1
         self._note(f"actor {k} started pid {self.procs[k].pid}")
 
