@@ -87,11 +87,15 @@ class Supervisor:
     def pids(self) -> List[int]:
         return [p.pid for p in self.procs if p is not None]
 
-    def stop(self, grace_s: float = 10.0) -> None:
-        """SIGTERM every actor, wait up to ``grace_s``, SIGKILL the rest."""
+    def stop(self, grace_s: float = 10.0, own_exit_s: float = 3.0) -> None:
+        """Give the actors ``own_exit_s`` to exit on the learner's STOP, then SIGTERM the rest, wait up to
+        ``grace_s`` and SIGKILL what is left."""
         self._stopping.set()
         if self._thread.is_alive():
             self._thread.join()
+        deadline = time.monotonic() + own_exit_s
+        while time.monotonic() < deadline and any(p is not None and p.poll() is None for p in self.procs):
+            time.sleep(0.05)
         for proc in self.procs:
             if proc is not None and proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
