@@ -230,7 +230,7 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
     accepted = int(collector.episodes)  # the checkpoint's episode counter (a resumed run goes on counting)
     lags: List[int] = []
     held: List[Tuple[Any, wire.EpisodeInfo, int]] = []  # an episode the idle wait took off the queue
-    ingest_bytes = ingested = 0
+    ingest_bytes = ingested = lag_total = lag_max = 0
     last_eval: Dict[str, float] = {}
     lstats: Dict[str, float] = {}
     idle_s = publish_s = 0.0
@@ -269,6 +269,8 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
                 accepted += 1
                 env_steps += info.env_steps
                 lags.append(max(0, lag))  # (a resumed learner can be behind the weights an actor still plays)
+                lag_total += max(0, lag)
+                lag_max = max(lag_max, lag)
                 ingest_bytes += nbytes
                 ingested += 1
             if pushed:
@@ -331,7 +333,9 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
                      learner_steps_per_s=(learner.train_iter - steps0) / max(elapsed, 1e-9),
                      achieved_replay_ratio=(learner.train_iter - steps0) / max(new_env, 1),
                      learner_idle_fraction=idle_s / max(elapsed, 1e-9), episodes=accepted,
-                     dropped=sum(receiver.drop_counts().values()), **last_eval)
+                     dropped=sum(receiver.drop_counts().values()), policy_lag_mean=lag_total / max(ingested, 1),
+                     policy_lag_max=lag_max, bytes_per_episode=ingest_bytes / max(ingested, 1),
+                     **_actor_time(receiver), **last_eval)
         run.env_steps = env_steps
         if not stopped:
             logger.summary(final)
@@ -368,12 +372,21 @@ def _cluster_stats(receiver: Receiver, publisher: Publisher, lags: List[int], id
         stats.update(policy_lag_mean=float(np.mean(lags)), policy_lag_max=float(np.max(lags)))
     for reason, n in drops.items():
         stats[f"dropped/{reason}"] = float(n)
-    latencies = [s["pickup_latency_s"] for s in alive if s["pickup_latency_s"] >= 0]
-    if latencies:
-        stats["weights_pickup_latency_s"] = float(np.mean(latencies))
-    for part in ("play_s", "paused_s", "send_wait_s", "load_s"):  # where the actors spend their time
-        total = sum(s["play_s"] + s["paused_s"] + s["send_wait_s"] + s["load_s"] for s in alive)
-        if total > 0:
-            stats[f"actor_{part[:-2]}_fraction"] = sum(s[part] for s in alive) / total
+    stats.update(_actor_time(receiver))
     window.update(t=now, idle=idle_s, steps=train_iter, env=env_steps)
     return stats
+
+
+def _actor_time(receiver: Receiver) -> Dict[str, float]:
+    """Where the actors heard from spend their time (their last ACTOR_STATUS): playing, paused, waiting to send,
+    loading weights, as fractions of the sum; and their mean weights pick-up latency."""
+    heard = [s for _, s in receiver.status.values()]
+    total = sum(s["play_s"] + s["paused_s"] + s["send_wait_s"] + s["load_s"] for s in heard)
+    out: Dict[str, float] = {}
+    if total > 0:
+        for part in ("play_s", "paused_s", "send_wait_s", "load_s"):
+            out[f"actor_{part[:-2]}_fraction"] = sum(s[part] for s in heard) / total
+    latencies = [s["pickup_latency_s"] for s in heard if s["pickup_latency_s"] >= 0]
+    if latencies:
+        out["weights_pickup_latency_s"] = float(np.mean(latencies))
+    return out
