@@ -5,8 +5,8 @@
 
 Every mode trains the same config (zoo/connect4/alphazero_config.py, its default network and replay_ratio) for
 the same number of env steps from scratch, as `python -m lzlite.entry` does, with smaller collects
-(``--games`` games per collect in every mode, so an actor's burst of episodes fits the rate limiter's band) and no
-evaluation until the final one. Printed per mode: env steps/s and learner steps/s (wall, start to end, the
+(``--games`` games per collect in every mode; the rate limiter's least band is one such collect's learner steps) and
+no evaluation until the final one. Printed per mode: env steps/s and learner steps/s (wall, start to end, the
 actors' start-up included), their ratios to the synchronous loop, the achieved replay ratio, the mean / max
 policy lag (learner steps), the learner's idle fraction and where the actors spend their time.
 
@@ -48,9 +48,12 @@ def _free_port() -> int:
 
 def _bench_config(tmp: str, games: int, port: int) -> str:
     main, create = load_config_file(CONFIG)
+    # the rate limiter's least band: one collect's learner steps (games x ~30 Connect Four moves x replay_ratio), so
+    # the ratio is held that closely over a short run while an actor's burst of episodes does not pause the others
+    slack = max(1, round(games * 30 * main["policy"]["replay_ratio"]))
     main["policy"].update(collector_env_num=games, n_episode=games, eval_freq=10**7, eval_episodes=2,
                           eval_bots=["random"], eval_optimal_move_rate=False, save_ckpt_freq=10**7,
-                          cluster_port=port)
+                          cluster_port=port, rate_limit_slack=slack)
     cfg = compile_config(main, create, seed=0)
     path = os.path.join(tmp, "bench_config.py")
     save_config(cfg, path)

@@ -58,6 +58,7 @@ class Actor:
         self.parts = build_components(cfg)
         self.policy, self.collector = self.parts["policy"], self.parts["collector"]
         push_addr, sub_addr = derived_ports(learner)
+        self._learner_address = push_addr
         self.ctx = zmq.Context()
         self.push = self.ctx.socket(zmq.PUSH)
         self.push.setsockopt(zmq.SNDHWM, int(self.pcfg.socket_hwm))
@@ -238,10 +239,12 @@ class Actor:
 
 
 def run_actor(cfg_path: str, learner: str, actor_id: int, seed: Optional[int] = None,
-              weights_file: Optional[str] = None, parent_pid: Optional[int] = None, device: Optional[str] = None) -> int:
-    """``python -m lzlite.entry --role actor``: an actor for the learner at ``learner``; returns its exit code.
+              weights_file: Optional[str] = None, parent_pid: Optional[int] = None, device: Optional[str] = None,
+              role: str = "actor") -> int:
+    """``python -m lzlite.entry --role actor`` (or ``reanalyzer``): an actor / a reanalyze process for the learner at
+    ``learner``; returns its exit code.
 
-    SIGINT / SIGTERM end it after the move in hand (a collect cut short is not sent).
+    SIGINT / SIGTERM end it after the move (or the reanalyze request) in hand (a collect cut short is not sent).
     """
     main_config, create_config = load_config_file(cfg_path)
     cfg = compile_config(main_config, create_config, seed=seed)
@@ -250,7 +253,12 @@ def run_actor(cfg_path: str, learner: str, actor_id: int, seed: Optional[int] = 
     set_global_seed(cfg.seed)
     if cfg.policy.num_threads > 0:
         torch.set_num_threads(cfg.policy.num_threads)
-    actor = Actor(cfg, learner, actor_id, weights_file=weights_file, parent_pid=parent_pid)
+    cls = Actor
+    if role == "reanalyzer":
+        from lzlite.cluster.reanalyze import Reanalyzer  # (it subclasses Actor: imported here, not at the top)
+
+        cls = Reanalyzer
+    actor = cls(cfg, learner, actor_id, weights_file=weights_file, parent_pid=parent_pid)
 
     def on_signal(signum: int, _frame: Any) -> None:
         actor.stop_requested = True

@@ -26,6 +26,8 @@ import numpy as np
 import zmq
 
 from lzlite.cluster import wire
+from lzlite.cluster.reanalyze import ReanalyzeScheduler
+from lzlite.config import ConfigError
 from lzlite.worker.checkpoint import save_checkpoint
 from lzlite.worker.run import RunSetup, evaluate_run, headline, local_batch, save_run_state
 
@@ -83,6 +85,7 @@ class Receiver(threading.Thread):
         super().__init__(name="lzlite-receiver", daemon=True)
         self.spec = spec
         self.episodes: "queue.Queue[Tuple[Any, wire.EpisodeInfo, int]]" = queue.Queue(maxsize=queue_size)
+        self.replies: "queue.Queue[wire.Message]" = queue.Queue(maxsize=16)  # reanalyzed targets (REANALYZE_REPLY)
         self.hellos: Deque[int] = collections.deque(maxlen=256)  # actor ids that asked for weights
         self.status: Dict[int, Tuple[float, Dict[str, float]]] = {}  # actor id -> (heard at, ACTOR_STATUS fields)
         self.drops: Dict[str, int] = collections.Counter()
@@ -105,8 +108,16 @@ class Receiver(threading.Thread):
         with self.lock:
             self.drops[reason] += 1
 
+    def _put(self, q: "queue.Queue[Any]", item: Any) -> None:
+        while not self.stopping.is_set():  # a full queue: stop reading, the HWMs push back
+            try:
+                q.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
     def run(self) -> None:
-        kinds = (wire.Kind.EPISODE, wire.Kind.HELLO, wire.Kind.ACTOR_STATUS)
+        kinds = (wire.Kind.EPISODE, wire.Kind.HELLO, wire.Kind.ACTOR_STATUS, wire.Kind.REANALYZE_REPLY)
         poller = zmq.Poller()
         poller.register(self.sock, zmq.POLLIN)
         try:
@@ -119,13 +130,11 @@ class Receiver(threading.Thread):
                     msg = wire.decode(frame, self.spec.max_bytes, kinds)
                     if msg.kind == wire.Kind.EPISODE:
                         seg, info = self.spec.to_segment(msg)
-                        item = (seg, info, len(frame))
-                        while not self.stopping.is_set():  # a full queue: stop reading, the HWMs push back
-                            try:
-                                self.episodes.put(item, timeout=0.1)
-                                break
-                            except queue.Full:
-                                continue
+                        self._put(self.episodes, (seg, info, len(frame)))
+                    elif msg.kind == wire.Kind.REANALYZE_REPLY:
+                        wire.check_reanalyze_reply(msg, self.spec.action_space_size)
+                        msg.arrays = {k: np.array(v) for k, v in msg.arrays.items()}  # (own the bytes)
+                        self._put(self.replies, msg)
                     elif msg.kind == wire.Kind.HELLO:
                         self.hellos.append(int(msg.meta["actor_id"]))
                     else:
@@ -223,6 +232,14 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
     receiver = Receiver(ctx, f"tcp://{bind_host}:{port}", spec, int(pcfg.ingest_queue_size), int(pcfg.socket_hwm))
     publisher = Publisher(ctx, f"tcp://{bind_host}:{port + 1}", instance, int(pcfg.socket_hwm), receiver.hellos)
     path = weights_path(run.run_dir)
+    scheduler = None
+    if pcfg.reanalyze_positions_per_step > 0:
+        if policy.reanalyze_fn() is None:
+            raise ConfigError(f"policy.reanalyze_positions_per_step={pcfg.reanalyze_positions_per_step}: policy "
+                              f"'{cfg.create.policy.type}' has no reanalyze function; set it to 0")
+        scheduler = ReanalyzeScheduler(ctx, f"tcp://{bind_host}:{port + 2}", buffer, spec,
+                                       float(pcfg.reanalyze_positions_per_step), int(pcfg.reanalyze_batch_positions),
+                                       instance)
     limiter = RateLimiter(float(pcfg.replay_ratio), float(pcfg.replay_ratio_tolerance), float(pcfg.rate_limit_slack))
     batch_size = local_batch(pcfg.batch_size, 1)
     steps0, env0 = learner.train_iter, run.env_steps
@@ -250,7 +267,7 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
             if should_stop():
                 stopped = True
                 break
-            pushed = 0
+            pushed_versions: List[int] = []
             while True:  # everything that arrived, into the buffer
                 try:
                     seg, info, nbytes = held.pop() if held else receiver.episodes.get_nowait()
@@ -265,7 +282,7 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
                 except ValueError:  # the buffer checks once more (shapes fixed by its first segment): nothing written
                     receiver.count_drop("buffer_refused")
                     continue
-                pushed += 1
+                pushed_versions.append(info.version_min)
                 accepted += 1
                 env_steps += info.env_steps
                 lags.append(max(0, lag))  # (a resumed learner can be behind the weights an actor still plays)
@@ -273,8 +290,12 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
                 lag_max = max(lag_max, lag)
                 ingest_bytes += nbytes
                 ingested += 1
-            if pushed:
+            if pushed_versions:
                 policy.after_collect(buffer, learner.train_iter)  # e.g. ReZero's whole-buffer reanalyze schedule
+                if scheduler is not None:
+                    scheduler.on_pushed(pushed_versions)
+            while scheduler is not None and not receiver.replies.empty():
+                scheduler.apply(receiver.replies.get_nowait())
             steps, new_env = learner.train_iter - steps0, env_steps - env0
             finished = env_steps >= run.max_env_step and steps >= new_env * limiter.ratio
             if finished:
@@ -291,6 +312,9 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
                 lstats = learner.train(batch)
                 if pcfg.use_priority and learner.last_priorities is not None:
                     buffer.update_priorities(batch.indices, learner.last_priorities)
+                if scheduler is not None:
+                    scheduler.note_sample(batch.indices, learner.train_iter)
+                    scheduler.maybe_send(1, publisher.version)
                 if learner.train_iter % pcfg.publish_freq == 0:
                     publish_s += _publish(run, publisher, path)
                 if learner.train_iter % pcfg.eval_freq == 0:
@@ -312,6 +336,8 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
                 stats = _cluster_stats(receiver, publisher, lags, idle_s, window, now, learner.train_iter, env_steps,
                                        steps, new_env, ingest_bytes / max(ingested, 1), accepted)
                 lags.clear()
+                if scheduler is not None:
+                    stats.update(scheduler.stats())
                 logger.scalars("cluster", stats, env_steps)
                 if lstats:
                     logger.scalars("learn", lstats, env_steps)
@@ -336,10 +362,14 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
                      dropped=sum(receiver.drop_counts().values()), policy_lag_mean=lag_total / max(ingested, 1),
                      policy_lag_max=lag_max, bytes_per_episode=ingest_bytes / max(ingested, 1),
                      **_actor_time(receiver), **last_eval)
+        if scheduler is not None:
+            final.update(scheduler.stats())
         run.env_steps = env_steps
         if not stopped:
             logger.summary(final)
     finally:
+        if scheduler is not None:
+            scheduler.close()
         receiver.stopping.set()
         publisher.stopping.set()
         publisher.join(timeout=2.0)

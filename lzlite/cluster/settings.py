@@ -31,6 +31,10 @@ class ClusterSettings:
             ingest_queue_size=256,  # decoded episodes waiting for the learner loop (bounds the learner's memory)
             socket_hwm=64,  # messages ZeroMQ queues per socket on either side before a sender waits
             learner_timeout_s=15.0,  # an actor that hears no learner heartbeat this long stops playing and waits
+            # reanalyze processes: stored positions searched again with the latest weights, their targets written back
+            num_reanalyzers=0,  # reanalyze processes started beside the learner (remote ones join with --role reanalyzer)
+            reanalyze_positions_per_step=0.0,  # positions sent for reanalysis per learner step; 0: none are sent
+            reanalyze_batch_positions=256,  # positions per reanalyze request
         ))
 
     @classmethod
@@ -38,12 +42,19 @@ class ClusterSettings:
         """The allowed values of the numeric keys of ``default_config`` (``lzlite/config/ranges.py``)."""
         return dict(num_actors=between(0, 256), cluster_port=between(1, 65534), publish_freq=at_least(1),
                     max_policy_lag=at_least(0), replay_ratio_tolerance=between(0, 10), rate_limit_slack=at_least(1),
-                    ingest_queue_size=at_least(1), socket_hwm=at_least(1), learner_timeout_s=above(0))
+                    ingest_queue_size=at_least(1), socket_hwm=at_least(1), learner_timeout_s=above(0),
+                    num_reanalyzers=between(0, 64), reanalyze_positions_per_step=at_least(0),
+                    reanalyze_batch_positions=at_least(1))
 
     @classmethod
     def check_config(cls, cfg: Mapping, path: str) -> None:
-        """An asynchronous run holds the replay ratio itself: a fixed ``update_per_collect`` has no collects to count."""
+        """An asynchronous run holds the replay ratio itself (a fixed ``update_per_collect`` has no collects to
+        count); reanalyzers need positions to work on."""
         if cfg.num_actors > 0 and cfg.get("update_per_collect") is not None:
             raise ConfigError(f"config key '{path}.update_per_collect'={cfg.update_per_collect} with "
                               f"{path}.num_actors={cfg.num_actors}: the learner of an actor / learner run keeps "
                               f"learner steps per env step at replay_ratio; set update_per_collect=None")
+        if cfg.num_reanalyzers > 0 and cfg.reanalyze_positions_per_step <= 0:
+            raise ConfigError(f"config key '{path}.num_reanalyzers'={cfg.num_reanalyzers} with "
+                              f"{path}.reanalyze_positions_per_step=0: the reanalyzers would get no work; set "
+                              f"reanalyze_positions_per_step > 0 (positions per learner step) or num_reanalyzers=0")

@@ -1,4 +1,4 @@
-"""The supervisor: starts N actor processes beside the learner and restarts any that dies.
+"""The supervisor: starts N actor (and M reanalyze) processes beside the learner and restarts any that dies.
 
 Each actor is ``python -m lzlite.entry --cfg RUN_DIR/config.py --role actor ...`` in its own session (a Ctrl-C in
 the terminal reaches the learner only; the learner saves, then the supervisor stops the actors with SIGTERM and,
@@ -41,11 +41,14 @@ class Supervisor:
     """
 
     def __init__(self, cfg_path: str, address: str, num_actors: int, seed: int, weights_file: str, log_dir: str,
-                 device: Optional[str] = None) -> None:
+                 device: Optional[str] = None, num_reanalyzers: int = 0) -> None:
         self.cfg_path, self.address, self.num_actors, self.seed = cfg_path, address, int(num_actors), int(seed)
         self.weights_file, self.log_dir, self.device = weights_file, log_dir, device
-        self.procs: List[Optional[subprocess.Popen]] = [None] * self.num_actors
-        self.starts = [0] * self.num_actors
+        # (role, its number): actors 0..N-1, then the reanalyze processes
+        self.roles = [("actor", k) for k in range(self.num_actors)] + [("reanalyzer", k)
+                                                                        for k in range(int(num_reanalyzers))]
+        self.procs: List[Optional[subprocess.Popen]] = [None] * len(self.roles)
+        self.starts = [0] * len(self.roles)
         self.restarts = 0
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="lzlite-supervisor", daemon=True)
@@ -56,33 +59,35 @@ class Supervisor:
         self._log.write(f"{time.time():.3f} {text}\n")
         self._log.flush()
 
-    def _spawn(self, k: int) -> None:
-        cmd = [sys.executable, "-m", "lzlite.entry", "--cfg", self.cfg_path, "--role", "actor", "--learner",
-               self.address, "--actor-id", str(k), "--seed", str(actor_seed(self.seed, k, self.starts[k])),
+    def _spawn(self, i: int) -> None:
+        role, k = self.roles[i]
+        cmd = [sys.executable, "-m", "lzlite.entry", "--cfg", self.cfg_path, "--role", role, "--learner",
+               self.address, "--actor-id", str(k), "--seed", str(actor_seed(self.seed, i, self.starts[i])),
                "--weights-file", self.weights_file, "--parent-pid", str(os.getpid())]
         if self.device is not None:
             cmd += ["--device", self.device]
         env = dict(os.environ)  # the actors import this lzlite and zoo, installed or not
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_SOURCE_ROOT, env.get("PYTHONPATH", "")) if p)
-        with open(os.path.join(self.log_dir, f"actor_{k}.log"), "ab") as out:
-            self.procs[k] = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        with open(os.path.join(self.log_dir, f"{role}_{k}.log"), "ab") as out:
+            self.procs[i] = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                              start_new_session=True, env=env)
-        self.starts[k] += 1
-        self._note(f"actor {k} started pid {self.procs[k].pid}")
+        self.starts[i] += 1
+        self._note(f"{role} {k} started pid {self.procs[i].pid}")
 
     def start(self) -> None:
-        for k in range(self.num_actors):
-            self._spawn(k)
+        for i in range(len(self.roles)):
+            self._spawn(i)
         self._thread.start()
 
     def _watch(self) -> None:
         while not self._stopping.wait(0.1):
-            for k, proc in enumerate(self.procs):
+            for i, proc in enumerate(self.procs):
                 if proc is None or proc.poll() is None or self._stopping.is_set():
                     continue
-                self._note(f"actor {k} pid {proc.pid} exited with {proc.returncode}; restarting")
+                role, k = self.roles[i]
+                self._note(f"{role} {k} pid {proc.pid} exited with {proc.returncode}; restarting")
                 self.restarts += 1
-                self._spawn(k)
+                self._spawn(i)
 
     def pids(self) -> List[int]:
         return [p.pid for p in self.procs if p is not None]
@@ -108,5 +113,5 @@ class Supervisor:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-            self._note(f"actor {k} pid {proc.pid} stopped ({proc.returncode})")
+            self._note(f"{self.roles[k][0]} {self.roles[k][1]} pid {proc.pid} stopped ({proc.returncode})")
         self._log.close()

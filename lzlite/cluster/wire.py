@@ -27,7 +27,8 @@ from lzlite.buffer.game_segment import GameSegment
 from lzlite.buffer.unizero_buffer import PaddedGameSegment
 
 __all__ = ["MAGIC", "FORMAT_VERSION", "Kind", "Control", "WireError", "DROP_REASONS", "Message", "encode", "decode",
-           "encode_episode", "EpisodeSpec", "EpisodeInfo", "encode_weights", "decode_weights", "kind_prefix"]
+           "encode_episode", "EpisodeSpec", "EpisodeInfo", "encode_weights", "decode_weights", "kind_prefix",
+           "check_reanalyze_request", "check_reanalyze_reply"]
 
 MAGIC = b"LZLW"
 FORMAT_VERSION = 1
@@ -49,6 +50,8 @@ class Kind:
     CONTROL = 4  # learner PUB: run / pause / stop, and the learner's heartbeat
     HELLO = 5  # actor -> learner: an actor (re)started and wants the latest weights
     ACTOR_STATUS = 6  # actor -> learner: counters and where the actor spends its time
+    REANALYZE_REQUEST = 7  # learner -> reanalyzers (PUSH): stored positions to search again
+    REANALYZE_REPLY = 8  # reanalyzer -> learner: their refreshed targets
 
 
 class Control:
@@ -71,6 +74,9 @@ META: Dict[int, Tuple[struct.Struct, Tuple[str, ...]]] = {
     Kind.ACTOR_STATUS: (struct.Struct("<IQQQqddddd"),
                         ("actor_id", "actor_instance", "env_steps", "episodes", "version", "pickup_latency_s",
                          "play_s", "paused_s", "send_wait_s", "load_s")),
+    Kind.REANALYZE_REQUEST: (struct.Struct("<QQq"), ("learner_instance", "request_id", "version")),
+    Kind.REANALYZE_REPLY: (struct.Struct("<QQqIB"), ("learner_instance", "request_id", "version", "reanalyzer_id",
+                                                     "has_policy")),
 }
 
 # dtype code <-> little-endian numpy dtype: nothing else decodes
@@ -405,3 +411,46 @@ def decode_weights(msg: Message, expected: Mapping[str, "object"]) -> Dict[str, 
             raise WireError("non_finite", f"{name} holds NaN or inf")
         out[name] = arr.copy()
     return out
+
+
+# ---------------------------------------------------------------------------------------------- reanalyze
+def _check_arrays(msg: Message, expect: Mapping[str, Tuple[Tuple[int, ...], np.dtype]]) -> int:
+    """Exactly ``expect``'s arrays (shape with -1 for M, the shared first dimension) and dtypes, finite; returns M."""
+    if set(msg.arrays) != set(expect):
+        raise WireError("bad_fields", f"arrays {sorted(msg.arrays)}, expected {sorted(expect)}")
+    m = msg.arrays["positions"].shape[0] if msg.arrays["positions"].ndim == 1 else -1
+    if m < 1:
+        raise WireError("bad_shape", "positions must be a non-empty vector")
+    for name, (shape, dt) in expect.items():
+        arr = msg.arrays[name]
+        if arr.dtype != dt:
+            raise WireError("bad_dtype", f"{name} is {arr.dtype}, expected {dt}")
+        if arr.shape != tuple(m if d == -1 else d for d in shape):
+            raise WireError("bad_shape", f"{name} has shape {arr.shape}")
+        if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+            raise WireError("non_finite", f"{name} holds NaN or inf")
+    return m
+
+
+def check_reanalyze_request(msg: Message, spec: EpisodeSpec) -> None:
+    """A REANALYZE_REQUEST: ``positions`` int64 [M], ``obs`` [M, *obs_shape], ``legal_mask`` bool [M, A]."""
+    if msg.kind != Kind.REANALYZE_REQUEST:
+        raise WireError("unexpected_kind", f"kind {msg.kind} is not a reanalyze request")
+    _check_arrays(msg, {"positions": ((-1,), np.dtype("<i8")),
+                        "obs": ((-1,) + tuple(spec.obs_shape), np.dtype(spec.obs_dtype)),
+                        "legal_mask": ((-1, spec.action_space_size), np.dtype(bool))})
+
+
+def check_reanalyze_reply(msg: Message, action_space_size: int) -> None:
+    """A REANALYZE_REPLY: ``positions`` int64 [M], ``root_value`` float32 [M], and with ``has_policy``
+    ``policy`` float32 [M, A] (non-negative)."""
+    if msg.kind != Kind.REANALYZE_REPLY:
+        raise WireError("unexpected_kind", f"kind {msg.kind} is not a reanalyze reply")
+    expect = {"positions": ((-1,), np.dtype("<i8")), "root_value": ((-1,), np.dtype("<f4"))}
+    if msg.meta["has_policy"] not in (0, 1):
+        raise WireError("bad_value", f"has_policy {msg.meta['has_policy']}")
+    if msg.meta["has_policy"]:
+        expect["policy"] = ((-1, action_space_size), np.dtype("<f4"))
+    _check_arrays(msg, expect)
+    if msg.meta["has_policy"] and (msg.arrays["policy"] < 0).any():
+        raise WireError("bad_value", "a negative policy target")

@@ -92,8 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     cluster = p.add_argument_group("actors and a learner (docs/distributed.md)")
     cluster.add_argument("--actors", type=_non_negative_int, default=None, metavar="N",
                          help="train with a learner and N local actor processes (sets policy.num_actors; 0: one process)")
-    cluster.add_argument("--role", choices=("learner", "actor"), default=None,
-                         help="learner: the learner alone, which actors join; actor: an actor for --learner")
+    cluster.add_argument("--role", choices=("learner", "actor", "reanalyzer"), default=None,
+                         help="learner: the learner alone, which actors join; actor: an actor for --learner; "
+                              "reanalyzer: a reanalyze process for --learner")
     cluster.add_argument("--learner", default=None, metavar="tcp://HOST:PORT",
                          help="the learner an actor joins (its policy.cluster_port)")
     cluster.add_argument("--actor-id", type=_non_negative_int, default=0, metavar="K",
@@ -160,16 +161,17 @@ def _resume_command(args: argparse.Namespace) -> str:
 def main(argv: Optional[List[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if args.role == "actor":
+        if args.role in ("actor", "reanalyzer"):
             if not args.learner:
-                raise ConfigError("--role actor needs --learner tcp://HOST:PORT (the learner's policy.cluster_port)")
+                raise ConfigError(f"--role {args.role} needs --learner tcp://HOST:PORT (the learner's "
+                                  f"policy.cluster_port)")
             # (imported here: pyzmq is for runs with actors only)
             from lzlite.cluster.actor import run_actor
 
             return run_actor(args.cfg, args.learner, args.actor_id, seed=args.seed, weights_file=args.weights_file,
-                             parent_pid=args.parent_pid, device=args.device)
+                             parent_pid=args.parent_pid, device=args.device, role=args.role)
         if args.learner:
-            raise ConfigError("--learner is an actor's option: add --role actor")
+            raise ConfigError("--learner is an actor's option: add --role actor (or reanalyzer)")
         main_config, create_config = load_config_file(args.cfg)
         if args.actors is not None:
             main_config = dict(main_config, policy=dict(main_config.get("policy") or {}, num_actors=args.actors))

@@ -174,7 +174,7 @@ def _train_async(run: Any, num_actors: int, device: Optional[str]) -> Any:
         if num_actors:
             supervisor = Supervisor(os.path.join(run.run_dir, "config.py"), f"tcp://127.0.0.1:{port}", num_actors,
                                     run.cfg.seed, weights_path(run.run_dir), os.path.join(run.run_dir, "actors"),
-                                    device=device)
+                                    device=device, num_reanalyzers=int(run.cfg.policy.num_reanalyzers))
             supervisor.start()
 
     stop = StopSignal()

@@ -168,3 +168,65 @@ def test_the_rate_limiter_holds_the_ratio_within_its_band():
 def test_num_actors_with_a_fixed_update_per_collect_is_refused():
     with pytest.raises(ConfigError, match="update_per_collect"):
         compile_config(*tiny_config("alphazero", num_actors=2, update_per_collect=5), seed=0)
+
+
+def test_a_reanalyzer_refreshes_stored_targets_with_the_published_weights():
+    """The learner's scheduler sends stored positions, a reanalyze process (here a thread) takes the weights the
+    learner publishes over PUB, searches them with the policy's reanalyze function and replies; the learner writes
+    the targets back, records their version, and skips positions overwritten in the meantime."""
+    from lzlite.cluster.learner import Publisher
+    from lzlite.cluster.reanalyze import ReanalyzeScheduler, Reanalyzer
+
+    port = free_port(3)
+    cfg = compile_config(*tiny_config("muzero", collector_env_num=4, n_episode=4, cluster_port=port,
+                                      reanalyze_positions_per_step=8.0, reanalyze_batch_positions=16,
+                                      replay_buffer_size=64, batch_size=8), seed=0)
+    parts = build_components(cfg)
+    buffer, policy = parts["buffer"], parts["policy"]
+    segs, _ = parts["collector"].collect()
+    buffer.push_segments(segs)
+    spec = episode_spec(parts, cfg.policy)
+    ctx = zmq.Context()
+    receiver = Receiver(ctx, f"tcp://127.0.0.1:{port}", spec, 16, 8)
+    publisher = Publisher(ctx, f"tcp://127.0.0.1:{port + 1}", 5, 8, receiver.hellos)
+    scheduler = ReanalyzeScheduler(ctx, f"tcp://127.0.0.1:{port + 2}", buffer, spec, 8.0, 16, instance=5)
+    scheduler.on_pushed([0] * len(segs))
+    receiver.start()
+    publisher.start()
+    publisher.latest_weights = wire.encode_weights(wire.Kind.WEIGHTS, 5, 7, time.time(), policy.state_dict()["model"])
+    publisher.version = 7
+    reanalyzer = Reanalyzer(cfg, f"tcp://127.0.0.1:{port}", actor_id=0)
+    thread = threading.Thread(target=reanalyzer.run, kwargs=dict(max_requests=1), daemon=True)
+    thread.start()
+    try:
+        scheduler.maybe_send(2, 7)  # 2 learner steps x 8 positions: one request of 16
+        assert scheduler.sent == 16
+        assert _wait_for(lambda: not receiver.replies.empty(), 60), "no reply"
+        msg = receiver.replies.get()
+        pos = msg.arrays["positions"]
+        rows = buffer.read_rows(pos)
+        values, policies = policy.reanalyze_fn()(rows["obs"], rows["legal_mask"])  # the same weights, no noise
+        np.testing.assert_allclose(msg.arrays["root_value"], values, rtol=1e-5, atol=1e-6)
+        assert msg.meta["version"] == 7 and msg.meta["has_policy"] == 1
+        scheduler.apply(msg)
+        after = buffer.read_rows(pos)
+        np.testing.assert_array_equal(after["root_value"], msg.arrays["root_value"])
+        np.testing.assert_array_equal(after["policy"], msg.arrays["policy"])
+        assert scheduler.written == 16 and (scheduler.version_at[pos % buffer.capacity] == 7).all()
+        scheduler.note_sample(pos, 10)
+        assert scheduler.stats()["target_age_mean"] == 3.0
+        while buffer.is_live_sampleable(pos).any():  # overwrite those rows: a late reply must not land on others
+            more, _ = parts["collector"].collect()
+            buffer.push_segments(more)
+        kept = buffer.state_dict()["arrays"]["_value"].clone()
+        scheduler.apply(msg)
+        assert scheduler.stale == 16 and scheduler.written == 16
+        assert torch.equal(buffer.state_dict()["arrays"]["_value"], kept)
+    finally:
+        thread.join(10)
+        scheduler.close()
+        receiver.stopping.set()
+        publisher.stopping.set()
+        receiver.join(5)
+        publisher.join(5)
+        ctx.term()

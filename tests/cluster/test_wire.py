@@ -22,20 +22,22 @@ from tiny_configs import tiny_config  # noqa: E402
 ALGOS = ["alphazero", "gumbel_alphazero", "muzero", "gumbel_muzero", "rezero", "unizero", "grounded_gumbel_muzero"]
 
 
-def free_port() -> int:
-    """A port with the next one free too (the learner binds PORT and PORT + 1)."""
+def free_port(count: int = 2) -> int:
+    """A port with the next ``count - 1`` free too (the learner binds PORT, PORT + 1 and, reanalyzing, PORT + 2)."""
     for _ in range(50):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        if port < 65000:
-            with socket.socket() as s2:
-                try:
-                    s2.bind(("127.0.0.1", port + 1))
-                    return port
-                except OSError:
-                    continue
-    raise RuntimeError("no free port pair")
+        if port + count > 65000:
+            continue
+        try:
+            for k in range(1, count):
+                with socket.socket() as s2:
+                    s2.bind(("127.0.0.1", port + k))
+            return port
+        except OSError:
+            continue
+    raise RuntimeError("no free ports")
 
 
 def _collect(algo, **overrides):
