@@ -28,7 +28,7 @@ import zmq
 from lzlite.cluster import wire
 from lzlite.cluster.reanalyze import ReanalyzeScheduler
 from lzlite.config import ConfigError
-from lzlite.worker.checkpoint import save_checkpoint
+from lzlite.worker.checkpoint import remove_stale_temp_files, save_checkpoint
 from lzlite.worker.run import RunSetup, evaluate_run, headline, local_batch, save_run_state
 
 __all__ = ["RateLimiter", "Receiver", "Publisher", "episode_spec", "run_learner", "weights_path", "HEARTBEAT_S"]
@@ -232,6 +232,7 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
     receiver = Receiver(ctx, f"tcp://{bind_host}:{port}", spec, int(pcfg.ingest_queue_size), int(pcfg.socket_hwm))
     publisher = Publisher(ctx, f"tcp://{bind_host}:{port + 1}", instance, int(pcfg.socket_hwm), receiver.hellos)
     path = weights_path(run.run_dir)
+    remove_stale_temp_files(os.path.dirname(path))  # a learner killed inside a publication leaves one behind
     scheduler = None
     if pcfg.reanalyze_positions_per_step > 0:
         if policy.reanalyze_fn() is None:
@@ -297,7 +298,9 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
             while scheduler is not None and not receiver.replies.empty():
                 scheduler.apply(receiver.replies.get_nowait())
             steps, new_env = learner.train_iter - steps0, env_steps - env0
-            finished = env_steps >= run.max_env_step and steps >= new_env * limiter.ratio
+            # done at the env-step limit once the steps those env steps are owed are taken (none without one batch)
+            finished = env_steps >= run.max_env_step and (steps >= new_env * limiter.ratio
+                                                          or buffer.num_transitions < batch_size)
             if finished:
                 break
             if env_steps >= run.max_env_step:
