@@ -153,6 +153,7 @@ def main() -> None:
             rows[actors] = _run(cfg_path, args.env_steps, actors, os.path.join(tmp, f"run{actors}"))
             print(f"done: {actors} actors: {rows[actors]}", flush=True)
         base = rows.get(0)
+        nan = float("nan")
         print(f"\nConnect Four AlphaZero (default net), {args.env_steps} env steps per mode, {args.games} games per "
               f"collect, {os.cpu_count()} CPUs")
         print(f"{'mode':<18}{'env st/s':>10}{'x sync':>8}{'learn st/s':>11}{'x sync':>8}{'ratio':>8}{'lag mean':>9}"
@@ -164,8 +165,8 @@ def main() -> None:
             print(f"{name:<18}{s['env_steps_per_s']:>10.1f}{rel('env_steps_per_s'):>8.2f}"
                   f"{s['learner_steps_per_s']:>11.2f}{rel('learner_steps_per_s'):>8.2f}{ratio:>8.3f}"
                   f"{s.get('policy_lag_mean', 0):>9.1f}{s.get('policy_lag_max', 0):>8.0f}"
-                  f"{s.get('learner_idle_fraction', float('nan')):>7.2f}{s.get('actor_play_fraction', float('nan')):>9.2f}"
-                  f"{s.get('actor_paused_fraction', float('nan')):>10.2f}{s.get('actor_send_wait_fraction', float('nan')):>9.2f}")
+                  f"{s.get('learner_idle_fraction', nan):>7.2f}{s.get('actor_play_fraction', nan):>9.2f}"
+                  f"{s.get('actor_paused_fraction', nan):>10.2f}{s.get('actor_send_wait_fraction', nan):>9.2f}")
         if args.flood_actors:
             f = flood(cfg_path, args.flood_actors, args.flood_s)
             print(f"\nflood: {args.flood_actors} local actors pushing one {f['moves_per_episode']}-move episode: "

@@ -62,7 +62,8 @@ def main() -> None:
                 if not wait(lambda: playing(k) >= 1 + kill // args.actors, 60):
                     raise RuntimeError(f"actor {k} never started playing")
                 time.sleep(1.0)
-                pid = int(re.findall(rf"actor {k} started pid (\d+)", open(os.path.join(logs, "supervisor.log")).read())[-1])
+                sup_log = open(os.path.join(logs, "supervisor.log")).read()
+                pid = int(re.findall(rf"actor {k} started pid (\d+)", sup_log)[-1])
                 before = playing(k)
                 os.kill(pid, signal.SIGKILL)
                 t0 = time.monotonic()

@@ -23,11 +23,13 @@ from dataclasses import dataclass
 from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
 
 import numpy as np
+import torch
 import zmq
 
 from lzlite.cluster import wire
 from lzlite.cluster.reanalyze import ReanalyzeScheduler
 from lzlite.config import ConfigError
+from lzlite.distributed import ddp
 from lzlite.worker.checkpoint import remove_stale_temp_files, save_checkpoint
 from lzlite.worker.run import RunSetup, evaluate_run, headline, local_batch, save_run_state
 
@@ -198,8 +200,9 @@ def _publish(run: RunSetup, pub: Publisher, path: str) -> float:
     policy, version = run.parts["policy"], int(run.learner.train_iter)
     model_state = policy.state_dict()["model"]
     published_at = time.time()
-    save_checkpoint(path, dict(policy=dict(model=model_state), weights_version=version,
-                               learner_instance=pub.instance, published_at=published_at))
+    if run.rank == 0:  # (every rank publishes the same weights on its own PUB socket; rank 0 writes the file)
+        save_checkpoint(path, dict(policy=dict(model=model_state), weights_version=version,
+                                   learner_instance=pub.instance, published_at=published_at))
     frame = wire.encode_weights(wire.Kind.WEIGHTS, pub.instance, version, published_at, model_state)
     pub.latest_weights = frame
     pub.version = version
@@ -217,7 +220,9 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
         rates, achieved replay ratio, learner idle fraction, episodes, drops).
 
     Args:
-        run: the prepared run (``lzlite.worker.run.prepare_run``); one process (DDP ranks are not supported here).
+        run: the prepared run (``lzlite.worker.run.prepare_run``). Under torchrun every rank runs this with its own
+            sockets on ``cluster_port + 3 x rank`` (episodes) and + 1 (PUB; weights are the same on every rank) and
+            its own actors and buffer; the ranks agree on every learner step with one all-reduce per iteration.
         should_stop: asked before every learner step and every wait (SIGINT / SIGTERM).
         bind_host: the interface the sockets bind ('*': all).
         on_ready: called with the episode port once both sockets are bound and the first weights are out.
@@ -225,16 +230,21 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
     cfg, pcfg, learner, logger = run.cfg, run.cfg.policy, run.learner, run.logger
     policy, buffer, evaluator, collector = (run.parts[k] for k in ("policy", "buffer", "evaluator", "collector"))
     augment = run.parts["augment"]
-    port = int(pcfg.cluster_port)
+    rank, world_size = run.rank, run.world_size
+    port = int(pcfg.cluster_port) + 3 * rank
     spec = episode_spec(run.parts, pcfg)
     ctx = zmq.Context()
     instance = random.SystemRandom().getrandbits(63)  # tells actors that a learner was restarted
     receiver = Receiver(ctx, f"tcp://{bind_host}:{port}", spec, int(pcfg.ingest_queue_size), int(pcfg.socket_hwm))
     publisher = Publisher(ctx, f"tcp://{bind_host}:{port + 1}", instance, int(pcfg.socket_hwm), receiver.hellos)
     path = weights_path(run.run_dir)
-    remove_stale_temp_files(os.path.dirname(path))  # a learner killed inside a publication leaves one behind
+    if rank == 0:
+        remove_stale_temp_files(os.path.dirname(path))  # a learner killed inside a publication leaves one behind
     scheduler = None
     if pcfg.reanalyze_positions_per_step > 0:
+        if world_size > 1:
+            raise ConfigError("policy.reanalyze_positions_per_step > 0 under torchrun: reanalyze processes serve one "
+                              "learner process; set it to 0 or run the learner without torchrun")
         if policy.reanalyze_fn() is None:
             raise ConfigError(f"policy.reanalyze_positions_per_step={pcfg.reanalyze_positions_per_step}: policy "
                               f"'{cfg.create.policy.type}' has no reanalyze function; set it to 0")
@@ -242,7 +252,7 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
                                        float(pcfg.reanalyze_positions_per_step), int(pcfg.reanalyze_batch_positions),
                                        instance)
     limiter = RateLimiter(float(pcfg.replay_ratio), float(pcfg.replay_ratio_tolerance), float(pcfg.rate_limit_slack))
-    batch_size = local_batch(pcfg.batch_size, 1)
+    batch_size = local_batch(pcfg.batch_size, world_size)
     steps0, env0 = learner.train_iter, run.env_steps
     env_steps = run.env_steps
     accepted = int(collector.episodes)  # the checkpoint's episode counter (a resumed run goes on counting)
@@ -265,10 +275,9 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
         reanalyze = policy.reanalyze_fn() if pcfg.reanalyze_ratio > 0 else None
         bootstrap = policy.bootstrap_fn()
         while learner.train_iter < run.max_train_iter:
-            if should_stop():
-                stopped = True
-                break
+            local_stop = should_stop()
             pushed_versions: List[int] = []
+            added = 0
             while True:  # everything that arrived, into the buffer
                 try:
                     seg, info, nbytes = held.pop() if held else receiver.episodes.get_nowait()
@@ -285,7 +294,7 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
                     continue
                 pushed_versions.append(info.version_min)
                 accepted += 1
-                env_steps += info.env_steps
+                added += info.env_steps
                 lags.append(max(0, lag))  # (a resumed learner can be behind the weights an actor still plays)
                 lag_total += max(0, lag)
                 lag_max = max(lag_max, lag)
@@ -297,10 +306,18 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
                     scheduler.on_pushed(pushed_versions)
             while scheduler is not None and not receiver.replies.empty():
                 scheduler.apply(receiver.replies.get_nowait())
+            # every rank's new env steps, whether some rank's buffer lacks a batch, whether some rank was signalled:
+            # one collective (without DDP the numbers come back as they are), so all ranks decide alike
+            agreed = ddp.ddp_all_reduce_sum(torch.tensor([added, int(buffer.num_transitions < batch_size),
+                                                          int(local_stop)], dtype=torch.int64))
+            env_steps += int(agreed[0])
+            all_ready = int(agreed[1]) == 0
+            if int(agreed[2]):
+                stopped = True
+                break
             steps, new_env = learner.train_iter - steps0, env_steps - env0
             # done at the env-step limit once the steps those env steps are owed are taken (none without one batch)
-            finished = env_steps >= run.max_env_step and (steps >= new_env * limiter.ratio
-                                                          or buffer.num_transitions < batch_size)
+            finished = env_steps >= run.max_env_step and (steps >= new_env * limiter.ratio or not all_ready)
             if finished:
                 break
             if env_steps >= run.max_env_step:
@@ -308,7 +325,7 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
             else:
                 publisher.state = (wire.Control.PAUSE if limiter.should_pause(
                     steps, new_env, publisher.state == wire.Control.PAUSE) else wire.Control.RUN)
-            if buffer.num_transitions >= batch_size and limiter.can_train(steps, new_env):
+            if all_ready and limiter.can_train(steps, new_env):
                 batch = buffer.sample(batch_size, run.sample_rng, reanalyze_fn=reanalyze, bootstrap_fn=bootstrap)
                 if augment is not None:
                     batch = augment(batch, run.sample_rng)
@@ -320,9 +337,9 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
                     scheduler.maybe_send(1, publisher.version)
                 if learner.train_iter % pcfg.publish_freq == 0:
                     publish_s += _publish(run, publisher, path)
-                if learner.train_iter % pcfg.eval_freq == 0:
+                if rank == 0 and learner.train_iter % pcfg.eval_freq == 0:
                     last_eval = evaluate_run(evaluator, logger, run.ckpt_dir, policy, learner, env_steps, run.best)
-                if learner.train_iter % pcfg.save_ckpt_freq == 0:
+                if rank == 0 and learner.train_iter % pcfg.save_ckpt_freq == 0:
                     collector.episodes = accepted
                     save_run_state(run.ckpt_dir, policy, learner, collector, buffer, run.sample_rng, env_steps,
                                    run.best, 0)
@@ -348,13 +365,15 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
                               dict(iter=learner.train_iter, loss=lstats.get("loss", float("nan")),
                                    ratio=stats["achieved_replay_ratio"], idle=stats["learner_idle_fraction"],
                                    **headline(last_eval)))
-        stopped = stopped or should_stop()
+        stopped = stopped or bool(ddp.ddp_all_reduce_sum(int(should_stop())))  # a signal in the last step
         publisher.state = wire.Control.STOP
         collector.episodes = accepted
         if not stopped:
             publish_s += _publish(run, publisher, path)
-            last_eval = evaluate_run(evaluator, logger, run.ckpt_dir, policy, learner, env_steps, run.best)
-        save_run_state(run.ckpt_dir, policy, learner, collector, buffer, run.sample_rng, env_steps, run.best, 0)
+        if rank == 0:
+            if not stopped:
+                last_eval = evaluate_run(evaluator, logger, run.ckpt_dir, policy, learner, env_steps, run.best)
+            save_run_state(run.ckpt_dir, policy, learner, collector, buffer, run.sample_rng, env_steps, run.best, 0)
         elapsed = time.perf_counter() - t_start
         new_env = env_steps - env0
         final = dict(env_steps=env_steps, train_iter=learner.train_iter, wall_minutes=elapsed / 60.0,

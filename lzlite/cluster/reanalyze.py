@@ -65,7 +65,7 @@ class ReanalyzeScheduler:
             at[np.arange(f, e + 1) % self.buffer.capacity] = v
 
     def maybe_send(self, steps: int, version: int) -> None:
-        """After ``steps`` learner steps: send what the schedule owes (requests the reanalyzers cannot take yet wait)."""
+        """After ``steps`` learner steps: send what the schedule owes (what the reanalyzers cannot take yet waits)."""
         self.owed = min(self.owed + self.per_step * steps, 4.0 * self.batch)
         while self.owed >= self.batch:
             positions = self._next_positions()

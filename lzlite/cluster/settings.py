@@ -23,7 +23,7 @@ class ClusterSettings:
     def default_config() -> EasyDict:
         return EasyDict(dict(
             num_actors=0,  # self-play processes started beside the learner; 0: the synchronous loop (one process)
-            cluster_port=5555,  # the learner PULLs episodes on this TCP port and PUBlishes weights / control on port + 1
+            cluster_port=5555,  # the learner PULLs episodes on this TCP port, PUBlishes weights / control on port + 1
             publish_freq=50,  # learner steps between weights publications (a file and the PUB socket)
             max_policy_lag=2000,  # episodes whose oldest weights are more learner steps behind than this are dropped
             replay_ratio_tolerance=0.1,  # the rate limiter's band around env steps x replay_ratio, as a fraction
@@ -32,7 +32,7 @@ class ClusterSettings:
             socket_hwm=64,  # messages ZeroMQ queues per socket on either side before a sender waits
             learner_timeout_s=15.0,  # an actor that hears no learner heartbeat this long stops playing and waits
             # reanalyze processes: stored positions searched again with the latest weights, their targets written back
-            num_reanalyzers=0,  # reanalyze processes started beside the learner (remote ones join with --role reanalyzer)
+            num_reanalyzers=0,  # reanalyze processes started beside the learner (others join: --role reanalyzer)
             reanalyze_positions_per_step=0.0,  # positions sent for reanalysis per learner step; 0: none are sent
             reanalyze_batch_positions=256,  # positions per reanalyze request
         ))

@@ -1,5 +1,8 @@
 """The supervisor: starts N actor (and M reanalyze) processes beside the learner and restarts any that dies.
 
+A process that exits with code 0 left on the learner's STOP and is not restarted; any other exit (a crash, a
+kill) is restarted at once.
+
 Each actor is ``python -m lzlite.entry --cfg RUN_DIR/config.py --role actor ...`` in its own session (a Ctrl-C in
 the terminal reaches the learner only; the learner saves, then the supervisor stops the actors with SIGTERM and,
 after a grace period, SIGKILL). Its output goes to ``RUN_DIR/actors/actor_<k>.log``; starts, exits and restarts are
@@ -13,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
 from lzlite.config.compile import MAX_SEED
 
@@ -28,11 +31,12 @@ def actor_seed(seed: int, actor_id: int, start: int) -> int:
 
 
 class Supervisor:
-    """Runs ``num_actors`` actors for the learner at ``address`` and keeps them running until ``stop``.
+    """Runs ``num_actors`` actors for the learner at ``addresses`` and keeps them running until ``stop``.
 
     Args:
         cfg_path: the run's resolved config (``RUN_DIR/config.py``).
-        address: the learner's ``tcp://HOST:PORT``.
+        addresses: the learner's ``tcp://HOST:PORT``, one per DDP rank: actor k joins rank k mod their number
+            (reanalyze processes join rank 0).
         num_actors: how many.
         seed: the run's seed (each actor's is derived from it, ``actor_seed``).
         weights_file: the learner's weights file (the actors share its file system).
@@ -40,9 +44,10 @@ class Supervisor:
         device: a torch device for the actors (None: the config's).
     """
 
-    def __init__(self, cfg_path: str, address: str, num_actors: int, seed: int, weights_file: str, log_dir: str,
-                 device: Optional[str] = None, num_reanalyzers: int = 0) -> None:
-        self.cfg_path, self.address, self.num_actors, self.seed = cfg_path, address, int(num_actors), int(seed)
+    def __init__(self, cfg_path: str, addresses: Sequence[str], num_actors: int, seed: int, weights_file: str,
+                 log_dir: str, device: Optional[str] = None, num_reanalyzers: int = 0) -> None:
+        self.cfg_path, self.addresses = cfg_path, list(addresses)
+        self.num_actors, self.seed = int(num_actors), int(seed)
         self.weights_file, self.log_dir, self.device = weights_file, log_dir, device
         # (role, its number): actors 0..N-1, then the reanalyze processes
         self.roles = [("actor", k) for k in range(self.num_actors)] + [("reanalyzer", k)
@@ -61,8 +66,9 @@ class Supervisor:
 
     def _spawn(self, i: int) -> None:
         role, k = self.roles[i]
+        address = self.addresses[k % len(self.addresses)] if role == "actor" else self.addresses[0]
         cmd = [sys.executable, "-m", "lzlite.entry", "--cfg", self.cfg_path, "--role", role, "--learner",
-               self.address, "--actor-id", str(k), "--seed", str(actor_seed(self.seed, i, self.starts[i])),
+               address, "--actor-id", str(k), "--seed", str(actor_seed(self.seed, i, self.starts[i])),
                "--weights-file", self.weights_file, "--parent-pid", str(os.getpid())]
         if self.device is not None:
             cmd += ["--device", self.device]
@@ -82,7 +88,8 @@ class Supervisor:
     def _watch(self) -> None:
         while not self._stopping.wait(0.1):
             for i, proc in enumerate(self.procs):
-                if proc is None or proc.poll() is None or self._stopping.is_set():
+                # exit code 0: the process left on the learner's STOP (the run's env steps are in); no restart
+                if proc is None or proc.poll() in (None, 0) or self._stopping.is_set():
                     continue
                 role, k = self.roles[i]
                 self._note(f"{role} {k} pid {proc.pid} exited with {proc.returncode}; restarting")

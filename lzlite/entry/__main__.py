@@ -91,7 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default=None, help="torch device, e.g. cpu or cuda:0 (default: the config's)")
     cluster = p.add_argument_group("actors and a learner (docs/distributed.md)")
     cluster.add_argument("--actors", type=_non_negative_int, default=None, metavar="N",
-                         help="train with a learner and N local actor processes (sets policy.num_actors; 0: one process)")
+                         help="train with a learner and N local actor processes (sets policy.num_actors; 0: one "
+                              "process)")
     cluster.add_argument("--role", choices=("learner", "actor", "reanalyzer"), default=None,
                          help="learner: the learner alone, which actors join; actor: an actor for --learner; "
                               "reanalyzer: a reanalyze process for --learner")
@@ -180,8 +181,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         kwargs = dict(seed=args.seed, max_env_step=args.max_env_step, max_train_iter=args.max_train_iter,
                       model_path=args.model_path)
         if name.startswith("train_"):
-            kwargs.update(run_dir=args.run_dir, resume=args.resume, force=args.force, device=args.device, role=args.role)
-        result = fn([main_config, create_config], **{k: v for k, v in kwargs.items() if v is not None and v is not False})
+            kwargs.update(run_dir=args.run_dir, resume=args.resume, force=args.force, device=args.device,
+                          role=args.role)
+        result = fn([main_config, create_config],
+                    **{k: v for k, v in kwargs.items() if v is not None and v is not False})
         if name.startswith("eval_"):
             print(format_summary(result, title="evaluation"))
     except (ConfigError, RegistryError, CheckpointError, DistributedError, NotImplementedError,

@@ -159,22 +159,25 @@ def train(
 
 
 def _train_async(run: Any, num_actors: int, device: Optional[str]) -> Any:
-    """The learner of an actor / learner run, with ``num_actors`` supervised local actors (``lzlite/cluster``)."""
+    """The learner of an actor / learner run, with ``num_actors`` supervised local actors (``lzlite/cluster``).
+
+    Under torchrun each rank is a learner with its own sockets (``cluster_port + 3 x rank``) and buffer; rank 0's
+    supervisor starts the actors and gives actor k to rank k mod world_size.
+    """
     # (imported here: pyzmq and the cluster's threads are for runs with actors only)
     from lzlite.cluster.learner import run_learner, weights_path
     from lzlite.cluster.supervisor import Supervisor
 
-    if run.world_size > 1:
-        raise ConfigError("an actor / learner run has one learner process; DDP learner ranks are not supported with "
-                          "policy.num_actors > 0 or --role learner (run torchrun with num_actors=0)")
     supervisor: Optional[Supervisor] = None
+    base_port = int(run.cfg.policy.cluster_port)
 
     def start_actors(port: int) -> None:
         nonlocal supervisor
-        if num_actors:
-            supervisor = Supervisor(os.path.join(run.run_dir, "config.py"), f"tcp://127.0.0.1:{port}", num_actors,
-                                    run.cfg.seed, weights_path(run.run_dir), os.path.join(run.run_dir, "actors"),
-                                    device=device, num_reanalyzers=int(run.cfg.policy.num_reanalyzers))
+        if num_actors and run.rank == 0:
+            addresses = [f"tcp://127.0.0.1:{base_port + 3 * r}" for r in range(run.world_size)]
+            supervisor = Supervisor(os.path.join(run.run_dir, "config.py"), addresses, num_actors, run.cfg.seed,
+                                    weights_path(run.run_dir), os.path.join(run.run_dir, "actors"), device=device,
+                                    num_reanalyzers=int(run.cfg.policy.num_reanalyzers))
             supervisor.start()
 
     stop = StopSignal()
@@ -185,10 +188,15 @@ def _train_async(run: Any, num_actors: int, device: Optional[str]) -> Any:
             if supervisor is not None:
                 supervisor.stop()
             run.logger.close()
+        if run.world_size > 1:
+            ddp.ddp_synchronize()  # nobody exits before rank 0's final checkpoint is written
+            if run.own_group:
+                ddp.teardown_ddp()
     policy = run.parts["policy"]
     if stopped:
-        raise TrainingStopped(stop.signal_number or signal.SIGTERM, os.path.join(run.ckpt_dir, "last.pt"),
-                              run.env_steps, run.learner.train_iter)
+        raise TrainingStopped(stop.signal_number or signal.SIGTERM,
+                              os.path.join(run.ckpt_dir, "last.pt") if run.rank == 0 else None, run.env_steps,
+                              run.learner.train_iter)
     policy.final_eval.update(last_eval)
     return policy
 

@@ -1,4 +1,6 @@
-"""Slow learning checks of actor / learner runs (`python -m pytest -q -m slow tests/cluster/test_cluster_learning_slow.py`).
+"""Slow learning checks of actor / learner runs.
+
+    python -m pytest -q -m slow tests/cluster/test_cluster_learning_slow.py
 
 The synchronous default experiment's bar (tests/entry/test_learning_slow.py) with a learner and 2 actors.
 """
