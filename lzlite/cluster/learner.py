@@ -102,6 +102,11 @@ class Receiver(threading.Thread):
         self.sock.setsockopt(zmq.MAXMSGSIZE, 4 * spec.max_bytes)
         self.sock.bind(address)
 
+    def statuses(self) -> List[Tuple[float, Dict[str, float]]]:
+        """(heard at, fields) of the last ACTOR_STATUS of every actor id (a snapshot: the thread writes the dict)."""
+        with self.lock:
+            return list(self.status.values())
+
     def drop_counts(self) -> Dict[str, int]:
         with self.lock:
             return dict(self.drops)
@@ -140,7 +145,8 @@ class Receiver(threading.Thread):
                     elif msg.kind == wire.Kind.HELLO:
                         self.hellos.append(int(msg.meta["actor_id"]))
                     else:
-                        self.status[int(msg.meta["actor_id"])] = (time.monotonic(), dict(msg.meta))
+                        with self.lock:
+                            self.status[int(msg.meta["actor_id"])] = (time.monotonic(), dict(msg.meta))
                 except wire.WireError as e:
                     self.count_drop(e.reason)
         finally:
@@ -406,7 +412,7 @@ def _cluster_stats(receiver: Receiver, publisher: Publisher, lags: List[int], id
     """The learner's view of the run since the last log (rates and idle time) and since it started (ratio, drops)."""
     dt = max(now - window["t"], 1e-9)
     drops = receiver.drop_counts()
-    alive = [s for heard, s in receiver.status.values() if time.monotonic() - heard < 10.0]
+    alive = [s for heard, s in receiver.statuses() if time.monotonic() - heard < 10.0]
     stats = dict(
         achieved_replay_ratio=steps / max(new_env, 1),
         learner_idle_fraction=(idle_s - window["idle"]) / dt,
@@ -432,7 +438,7 @@ def _cluster_stats(receiver: Receiver, publisher: Publisher, lags: List[int], id
 def _actor_time(receiver: Receiver) -> Dict[str, float]:
     """Where the actors heard from spend their time (their last ACTOR_STATUS): playing, paused, waiting to send,
     loading weights, as fractions of the sum; and their mean weights pick-up latency."""
-    heard = [s for _, s in receiver.status.values()]
+    heard = [s for _, s in receiver.statuses()]
     total = sum(s["play_s"] + s["paused_s"] + s["send_wait_s"] + s["load_s"] for s in heard)
     out: Dict[str, float] = {}
     if total > 0:
