@@ -230,3 +230,23 @@ def test_weights_frames_round_trip_and_are_checked_against_the_model():
     fewer = dict(list(state.items())[1:])
     with pytest.raises(wire.WireError, match="bad_fields"):
         wire.decode_weights(wire.decode(wire.encode_weights(wire.Kind.WEIGHTS, 5, 1, 1.0, fewer), 1 << 30), state)
+
+
+def test_reanalyze_replies_are_checked_field_by_field():
+    def reply(positions, values, policy=None, **meta):
+        arrays = [("positions", positions), ("root_value", values)] + ([("policy", policy)] if policy is not None else [])
+        fields = dict(learner_instance=1, request_id=2, version=3, reanalyzer_id=0, has_policy=int(policy is not None))
+        fields.update(meta)
+        return wire.decode(wire.encode(wire.Kind.REANALYZE_REPLY, fields, arrays), 1 << 20)
+
+    pos, val, pol = np.arange(4, dtype=np.int64), np.zeros(4, np.float32), np.full((4, 9), 1 / 9, np.float32)
+    wire.check_reanalyze_reply(reply(pos, val, pol), 9)
+    wire.check_reanalyze_reply(reply(pos, val), 9)  # values only (a policy without policy targets)
+    bad = [(reply(pos, val.astype(np.float64), pol), "bad_dtype"), (reply(pos, val[:3], pol), "bad_shape"),
+           (reply(pos, np.full(4, np.nan, np.float32), pol), "non_finite"), (reply(pos, val, -pol), "bad_value"),
+           (reply(pos, val, pol[:, :8]), "bad_shape"), (reply(pos, val, has_policy=1), "bad_fields"),
+           (reply(pos, val, pol, has_policy=2), "bad_value"), (reply(pos.astype(np.int32), val, pol), "bad_dtype")]
+    for msg, reason in bad:
+        with pytest.raises(wire.WireError) as e:
+            wire.check_reanalyze_reply(msg, 9)
+        assert e.value.reason == reason
