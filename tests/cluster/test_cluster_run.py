@@ -59,7 +59,7 @@ def _wait_for(cond, timeout):
 
 def test_learner_and_two_actors_hold_the_ratio_and_survive_killed_actors(tmp_path):
     run_dir = tmp_path / "run"
-    proc = _lzlite("--cfg", _config_file(tmp_path, free_port()), "--actors", "2", "--max-env-step", "5000",
+    proc = _lzlite("--cfg", _config_file(tmp_path, free_port()), "--actors", "2", "--max-env-step", "4000",
                    "--run-dir", str(run_dir))
     sup_log = run_dir / "actors" / "supervisor.log"
     actor_log = run_dir / "actors" / "actor_0.log"
@@ -80,7 +80,7 @@ def test_learner_and_two_actors_hold_the_ratio_and_survive_killed_actors(tmp_pat
     assert proc.returncode == 0, out[-3000:]
     s = _summary(out)
     print("actor back after kill -9 (s):", [round(x, 2) for x in back_s], "summary:", s)
-    assert s["env_steps"] >= 5000 and s["dropped"] == 0  # no malformed (half-sent) episode ever arrived
+    assert s["env_steps"] >= 4000 and s["dropped"] == 0  # no malformed (half-sent) episode ever arrived
     assert abs(s["achieved_replay_ratio"] - 0.25) <= 0.25 * 0.1 + 128 / s["env_steps"]
     assert max(back_s) < 10.0  # (5 s is the target on an idle machine; the default run shares 2 cores)
     assert "exited with -9; restarting" in sup_log.read_text()
@@ -230,3 +230,26 @@ def test_a_reanalyzer_refreshes_stored_targets_with_the_published_weights():
         receiver.join(5)
         publisher.join(5)
         ctx.term()
+
+
+def test_sigterm_stops_the_learner_and_its_actors_cleanly(tmp_path):
+    """SIGTERM to `python -m lzlite.entry --actors 1`: the learner writes last.pt and exits 143 (as the synchronous
+    loop does) and prints the command that resumes it; its actor is gone."""
+    run_dir = tmp_path / "run"
+    cfg = _config_file(tmp_path, free_port())
+    proc = _lzlite("--cfg", cfg, "--actors", "1", "--max-env-step", "100000", "--run-dir", str(run_dir))
+    actor_log = run_dir / "actors" / "actor_0.log"
+    try:
+        assert _wait_for(lambda: actor_log.exists() and "playing" in actor_log.read_text(), 60)
+        time.sleep(2.0)
+        pid = int(re.findall(r"actor 0 started pid (\d+)", (run_dir / "actors" / "supervisor.log").read_text())[-1])
+        proc.send_signal(signal.SIGTERM)
+        out = proc.communicate(timeout=60)[0].decode()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, out[-2000:]
+    assert "continue with:" in out and "--actors 1" in out and "--resume" in out
+    assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+    state = torch.load(run_dir / "ckpt" / "last.pt", weights_only=True)
+    assert state["counters"]["env_steps"] > 0
