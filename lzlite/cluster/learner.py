@@ -239,24 +239,31 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
     rank, world_size = run.rank, run.world_size
     port = int(pcfg.cluster_port) + 3 * rank
     spec = episode_spec(run.parts, pcfg)
+    reanalyzing = pcfg.reanalyze_positions_per_step > 0
+    if reanalyzing and world_size > 1:
+        raise ConfigError("policy.reanalyze_positions_per_step > 0 under torchrun: reanalyze processes serve one "
+                          "learner process; set it to 0 or run the learner without torchrun")
+    if reanalyzing and policy.reanalyze_fn() is None:
+        raise ConfigError(f"policy.reanalyze_positions_per_step={pcfg.reanalyze_positions_per_step}: policy "
+                          f"'{cfg.create.policy.type}' has no reanalyze function; set it to 0")
     ctx = zmq.Context()
     instance = random.SystemRandom().getrandbits(63)  # tells actors that a learner was restarted
-    receiver = Receiver(ctx, f"tcp://{bind_host}:{port}", spec, int(pcfg.ingest_queue_size), int(pcfg.socket_hwm))
-    publisher = Publisher(ctx, f"tcp://{bind_host}:{port + 1}", instance, int(pcfg.socket_hwm), receiver.hellos)
+    try:
+        receiver = Receiver(ctx, f"tcp://{bind_host}:{port}", spec, int(pcfg.ingest_queue_size),
+                            int(pcfg.socket_hwm))
+        publisher = Publisher(ctx, f"tcp://{bind_host}:{port + 1}", instance, int(pcfg.socket_hwm), receiver.hellos)
+        scheduler = None
+        if reanalyzing:
+            scheduler = ReanalyzeScheduler(ctx, f"tcp://{bind_host}:{port + 2}", buffer, spec,
+                                           float(pcfg.reanalyze_positions_per_step),
+                                           int(pcfg.reanalyze_batch_positions), instance)
+    except zmq.ZMQError as e:
+        ctx.destroy(linger=0)
+        raise ConfigError(f"policy.cluster_port={pcfg.cluster_port}: the learner cannot bind its ports {port}-"
+                          f"{port + 2} ({e}); another run holds them: pick another cluster_port") from None
     path = weights_path(run.run_dir)
     if rank == 0:
         remove_stale_temp_files(os.path.dirname(path))  # a learner killed inside a publication leaves one behind
-    scheduler = None
-    if pcfg.reanalyze_positions_per_step > 0:
-        if world_size > 1:
-            raise ConfigError("policy.reanalyze_positions_per_step > 0 under torchrun: reanalyze processes serve one "
-                              "learner process; set it to 0 or run the learner without torchrun")
-        if policy.reanalyze_fn() is None:
-            raise ConfigError(f"policy.reanalyze_positions_per_step={pcfg.reanalyze_positions_per_step}: policy "
-                              f"'{cfg.create.policy.type}' has no reanalyze function; set it to 0")
-        scheduler = ReanalyzeScheduler(ctx, f"tcp://{bind_host}:{port + 2}", buffer, spec,
-                                       float(pcfg.reanalyze_positions_per_step), int(pcfg.reanalyze_batch_positions),
-                                       instance)
     limiter = RateLimiter(float(pcfg.replay_ratio), float(pcfg.replay_ratio_tolerance), float(pcfg.rate_limit_slack))
     batch_size = local_batch(pcfg.batch_size, world_size)
     steps0, env0 = learner.train_iter, run.env_steps
@@ -386,7 +393,8 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
                      env_steps_per_s=new_env / max(elapsed, 1e-9),
                      learner_steps_per_s=(learner.train_iter - steps0) / max(elapsed, 1e-9),
                      achieved_replay_ratio=(learner.train_iter - steps0) / max(new_env, 1),
-                     learner_idle_fraction=idle_s / max(elapsed, 1e-9), episodes=accepted,
+                     learner_idle_fraction=idle_s / max(elapsed, 1e-9),
+                     learner_publish_fraction=publish_s / max(elapsed, 1e-9), episodes=accepted,
                      dropped=sum(receiver.drop_counts().values()), policy_lag_mean=lag_total / max(ingested, 1),
                      policy_lag_max=lag_max, bytes_per_episode=ingest_bytes / max(ingested, 1),
                      **_actor_time(receiver), **last_eval)
