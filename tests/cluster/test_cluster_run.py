@@ -59,7 +59,7 @@ def _wait_for(cond, timeout):
 
 def test_learner_and_two_actors_hold_the_ratio_and_survive_killed_actors(tmp_path):
     run_dir = tmp_path / "run"
-    proc = _lzlite("--cfg", _config_file(tmp_path, free_port()), "--actors", "2", "--max-env-step", "4000",
+    proc = _lzlite("--cfg", _config_file(tmp_path, free_port()), "--actors", "2", "--max-env-step", "3000",
                    "--run-dir", str(run_dir))
     sup_log = run_dir / "actors" / "supervisor.log"
     actor_log = run_dir / "actors" / "actor_0.log"
@@ -80,7 +80,7 @@ def test_learner_and_two_actors_hold_the_ratio_and_survive_killed_actors(tmp_pat
     assert proc.returncode == 0, out[-3000:]
     s = _summary(out)
     print("actor back after kill -9 (s):", [round(x, 2) for x in back_s], "summary:", s)
-    assert s["env_steps"] >= 4000 and s["dropped"] == 0  # no malformed (half-sent) episode ever arrived
+    assert s["env_steps"] >= 3000 and s["dropped"] == 0  # no malformed (half-sent) episode ever arrived
     assert abs(s["achieved_replay_ratio"] - 0.25) <= 0.25 * 0.1 + 128 / s["env_steps"]
     assert max(back_s) < 10.0  # (5 s is the target on an idle machine; the default run shares 2 cores)
     assert "exited with -9; restarting" in sup_log.read_text()
@@ -95,7 +95,7 @@ def test_a_killed_learner_resumes_and_its_actor_reconnects_over_pub_weights(tmp_
     port = free_port()
     cfg = _config_file(tmp_path, port, save_ckpt_freq=40)
     run_dir = tmp_path / "run"
-    learner = _lzlite("--cfg", cfg, "--role", "learner", "--max-env-step", "2000", "--run-dir", str(run_dir))
+    learner = _lzlite("--cfg", cfg, "--role", "learner", "--max-env-step", "1200", "--run-dir", str(run_dir))
     # no --weights-file: this actor takes its weights from the PUB socket, as on a host without the run dir
     actor = _lzlite("--cfg", cfg, "--role", "actor", "--learner", f"tcp://127.0.0.1:{port}", "--actor-id", "7")
     try:
@@ -104,9 +104,9 @@ def test_a_killed_learner_resumes_and_its_actor_reconnects_over_pub_weights(tmp_
         learner.kill()
         learner.wait()
         killed_at = torch.load(run_dir / "ckpt" / "last.pt", weights_only=True)["counters"]
-        time.sleep(2.0)
+        time.sleep(1.0)
         assert actor.poll() is None, "the actor waits for its learner"
-        learner = _lzlite("--cfg", cfg, "--role", "learner", "--max-env-step", "2000", "--run-dir", str(run_dir),
+        learner = _lzlite("--cfg", cfg, "--role", "learner", "--max-env-step", "1200", "--run-dir", str(run_dir),
                           "--resume")
         out = learner.communicate(timeout=180)[0].decode()
         assert learner.returncode == 0, out[-3000:]
@@ -117,7 +117,7 @@ def test_a_killed_learner_resumes_and_its_actor_reconnects_over_pub_weights(tmp_
                 p.kill()
     assert actor.returncode == 0, actor_out[-2000:]
     s = _summary(out)
-    assert s["env_steps"] >= 2000 and s["train_iter"] > killed_at["train_iter"]
+    assert s["env_steps"] >= 1200 and s["train_iter"] > killed_at["train_iter"]
     assert s["episodes"] > killed_at["episodes"]  # the reconnected actor's episodes came in after the resume
 
 
@@ -138,7 +138,7 @@ def test_a_flooded_learner_holds_bounded_memory(tmp_path):
     push.connect(f"tcp://127.0.0.1:{port}")
     sent = refused = 0
     try:
-        t_end = time.monotonic() + 3.0
+        t_end = time.monotonic() + 1.5
         while time.monotonic() < t_end:  # the learner loop takes nothing: only the bounds hold the flood
             try:
                 push.send(frame, zmq.NOBLOCK)
@@ -241,7 +241,7 @@ def test_sigterm_stops_the_learner_and_its_actors_cleanly(tmp_path):
     actor_log = run_dir / "actors" / "actor_0.log"
     try:
         assert _wait_for(lambda: actor_log.exists() and "playing" in actor_log.read_text(), 60)
-        time.sleep(2.0)
+        time.sleep(1.0)
         pid = int(re.findall(r"actor 0 started pid (\d+)", (run_dir / "actors" / "supervisor.log").read_text())[-1])
         proc.send_signal(signal.SIGTERM)
         out = proc.communicate(timeout=60)[0].decode()

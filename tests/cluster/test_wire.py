@@ -218,8 +218,8 @@ def test_ten_thousand_malformed_frames_are_dropped_counted_and_never_reach_the_b
 
 
 def test_weights_frames_round_trip_and_are_checked_against_the_model():
-    cfg, parts, _ = _collect("alphazero")
-    state = parts["policy"].state_dict()["model"]
+    cfg = compile_config(*tiny_config("alphazero"), seed=0)
+    state = build_components(cfg)["policy"].state_dict()["model"]
     frame = wire.encode_weights(wire.Kind.WEIGHTS, 5, 150, 1.0, state)
     msg = wire.decode(frame, 1 << 30)
     got = wire.decode_weights(msg, state)
