@@ -80,6 +80,7 @@ setup(
         "easydict>=1.10",
         "tqdm>=4.60",
         "tensorboard>=2.12",
+        "pyzmq>=25",  # actors and a learner (lzlite/cluster): episodes, weights and control over ZeroMQ
     ],
     extras_require={
         # the zoo-config tests run CartPole; the telemetry and bridge tests run W&B offline and a real Redis

@@ -26,6 +26,7 @@ __all__ = [
     "COLLECTOR_REGISTRY",
     "EVALUATOR_REGISTRY",
     "LEARNER_REGISTRY",
+    "CLUSTER_REGISTRY",
     "GAME_REGISTRY",
     "BOT_REGISTRY",
     "GRADED_POSITIONS_REGISTRY",
@@ -111,6 +112,7 @@ _BUILTIN_MODULES = (
     "lzlite.model",
     "lzlite.buffer",
     "lzlite.worker",
+    "lzlite.cluster",
 )
 _builtins_loaded = False
 
@@ -147,6 +149,7 @@ BUFFER_REGISTRY = Registry("buffer")
 COLLECTOR_REGISTRY = Registry("collector")
 EVALUATOR_REGISTRY = Registry("evaluator")
 LEARNER_REGISTRY = Registry("learner")
+CLUSTER_REGISTRY = Registry("cluster")  # the actor / learner keys' declaring component (lzlite/cluster/settings.py)
 # Board games, by game name (lzlite/envs/games.py is the lookup; zoo/__init__.py shows a registration):
 GAME_REGISTRY = Registry("game")  # factory(game_name) -> BatchGame, the game's batched binding
 BOT_REGISTRY = Registry("bot")  # make_bot(game_name, kind, **kwargs) -> a bot (act, act_batch)

@@ -80,13 +80,14 @@ def test_wrong_type_names_expected_type(user, expected):
 
 
 def test_the_policy_section_composes_each_components_defaults_once():
-    from lzlite.registry import BUFFER_REGISTRY, COLLECTOR_REGISTRY, EVALUATOR_REGISTRY, LEARNER_REGISTRY
+    from lzlite.registry import (BUFFER_REGISTRY, CLUSTER_REGISTRY, COLLECTOR_REGISTRY, EVALUATOR_REGISTRY,
+                                 LEARNER_REGISTRY)
 
     main = dict(policy=dict(model=dict(observation_shape=[3, 3, 3], action_space_size=9)))
     cfg = compile_config(main, dict(env=dict(type="tictactoe"), policy=dict(type="muzero")))
     parts = [POLICY_REGISTRY.get("muzero").default_config(), COLLECTOR_REGISTRY.get("episode_collector").default_config(),
              BUFFER_REGISTRY.get("game_buffer").default_config(), EVALUATOR_REGISTRY.get("bot_evaluator").default_config(),
-             LEARNER_REGISTRY.get("base_learner").default_config()]
+             LEARNER_REGISTRY.get("base_learner").default_config(), CLUSTER_REGISTRY.get("zmq_cluster").default_config()]
     keys = [k for part in parts for k in part if k not in ("value_sign", "unroll_fields")]  # the loop wires those
     assert len(keys) == len(set(keys)), "a key declared by two components"
     assert sorted(cfg.policy) == sorted(keys)

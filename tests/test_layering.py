@@ -28,7 +28,7 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAYERS = ("registry", "config", "telemetry", "distributed", "envs", "buffer", "model", "mcts", "policy", "worker",
-          "entry", "webui")
+          "cluster", "entry", "webui")
 TOP = "lzlite"  # lzlite/__init__.py, the public API: above every layer
 ZOO_MAY_IMPORT = LAYERS[:LAYERS.index("envs") + 1]
 # zoo modules that hold a registered policy subclass (a shipped recipe's variant): they may import up to policy

@@ -505,6 +505,16 @@ class ReplayBuffer:
             self._policy[slots] = policies
         self._value[slots] = values
 
+    def is_live_sampleable(self, positions: np.ndarray) -> np.ndarray:
+        """bool [M]: which absolute ``positions`` [M] still hold a sampleable row (not evicted, not a final-state
+        or padding row): the positions ``write_targets`` takes. Targets computed elsewhere for positions read
+        earlier are written only where this holds."""
+        idx = np.asarray(positions, dtype=np.int64).ravel()
+        if self._obs is None:
+            return np.zeros(idx.shape, dtype=bool)
+        slots = idx % self.capacity
+        return (idx >= 0) & (self._pos[slots] == idx) & self._sampleable[slots]
+
     def _live_slots(self, positions: np.ndarray, who: str, final_ok: bool) -> np.ndarray:
         if self._obs is None:
             raise ValueError(f"{who}: the buffer is empty; push_segments() first")

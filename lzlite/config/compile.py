@@ -12,7 +12,7 @@ valid keys) and every value of the wrong type (naming the expected type).
 
 The ``policy`` section is composed, LightZero-style, from the defaults of every component that reads
 it: the policy, its model (by ``model.model_type``), and the collector, replay buffer, evaluator and
-learner the config trains with. Each key has one default, declared by the one component that reads it;
+learner the config trains with, and the cluster's keys (actors and a learner, ``lzlite/cluster/settings.py``). Each key has one default, declared by the one component that reads it;
 a key declared by two is an error.
 
 Values are checked by the same components (``lzlite/config/ranges.py``): every key against the range its
@@ -201,6 +201,7 @@ def _policy_defaults(policy_cls: Any, create: Mapping, main_policy: Any) -> Tupl
         ("replay_buffer", _reg.BUFFER_REGISTRY, create.replay_buffer.type or policy_cls.buffer_type or "game_buffer"),
         ("evaluator", _reg.EVALUATOR_REGISTRY, create.evaluator.type or policy_cls.evaluator_type),
         ("learner", _reg.LEARNER_REGISTRY, create.learner.type or policy_cls.learner_type),
+        ("cluster", _reg.CLUSTER_REGISTRY, "zmq_cluster"),  # actors and a learner (num_actors; lzlite/cluster)
     )
     for role, reg, name in roles:
         cls, defaults = _component_defaults(reg, name, role)

@@ -36,6 +36,9 @@ _EPILOG = """examples:
   python -m lzlite.entry --cfg zoo/connect4/gumbel_muzero_config.py --seed 1 --max-env-step 200000
   python -m lzlite.entry --cfg zoo/tictactoe/config.py --resume      # continue the last checkpoint
   torchrun --nproc_per_node=2 -m lzlite.entry --cfg zoo/tictactoe/config.py   # DDP learner
+  python -m lzlite.entry --cfg zoo/tictactoe/config.py --actors 2     # a learner and 2 actor processes
+  python -m lzlite.entry --cfg FILE --role learner                     # a learner that actors join:
+  python -m lzlite.entry --cfg FILE --role actor --learner tcp://HOST:5555
 
 The config file must define `main_config` (exp_name, env, policy) and `create_config` (env.type,
 policy.type, import_names). Unknown keys, wrong types and unknown component names are errors that name
@@ -89,7 +92,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--redis", default=None, metavar="URL",
                    help="publish live status, curves and games to Redis for the web UI, e.g. redis://127.0.0.1:6379/0 "
                         "(sets logger.redis_url)")
+    cluster = p.add_argument_group("actors and a learner (docs/distributed.md)")
+    cluster.add_argument("--actors", type=_non_negative_int, default=None, metavar="N",
+                         help="train with a learner and N local actor processes (sets policy.num_actors; 0: one "
+                              "process)")
+    cluster.add_argument("--role", choices=("learner", "actor", "reanalyzer"), default=None,
+                         help="learner: the learner alone, which actors join; actor: an actor for --learner; "
+                              "reanalyzer: a reanalyze process for --learner")
+    cluster.add_argument("--learner", default=None, metavar="tcp://HOST:PORT",
+                         help="the learner an actor joins (its policy.cluster_port)")
+    cluster.add_argument("--actor-id", type=_non_negative_int, default=0, metavar="K",
+                         help="this actor's number in the learner's logs (default 0)")
+    cluster.add_argument("--weights-file", default=None, metavar="PATH",
+                         help="an actor on the learner's file system reads weights from RUN_DIR/weights/latest.pt; "
+                              "without it, weights come over the learner's PUB socket")
+    cluster.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)  # the supervisor's
     return p
+
+
+def _non_negative_int(text: str) -> int:
+    """argparse type: an int >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an int, got {text[:40]!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
 
 
 def resolve_entry_name(main_config: dict, create_config: dict, override: Optional[str] = None) -> str:
@@ -126,7 +155,8 @@ def _resume_command(args: argparse.Namespace) -> str:
     words = ["--cfg", args.cfg]
     for flag, value in (("--seed", args.seed), ("--max-env-step", args.max_env_step),
                         ("--max-train-iter", args.max_train_iter), ("--entry", args.entry), ("--run-dir", args.run_dir),
-                        ("--device", args.device), ("--redis", args.redis)):
+                        ("--device", args.device), ("--redis", args.redis), ("--actors", args.actors),
+                        ("--role", args.role)):
         if value is not None:
             words += [flag, str(value)]
     launcher = "torchrun <its options> -m lzlite.entry" if launched_by_torchrun() else "python -m lzlite.entry"
@@ -136,18 +166,33 @@ def _resume_command(args: argparse.Namespace) -> str:
 def main(argv: Optional[List[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.role in ("actor", "reanalyzer"):
+            if not args.learner:
+                raise ConfigError(f"--role {args.role} needs --learner tcp://HOST:PORT (the learner's "
+                                  f"policy.cluster_port)")
+            # (imported here: pyzmq is for runs with actors only)
+            from lzlite.cluster.actor import run_actor
+
+            return run_actor(args.cfg, args.learner, args.actor_id, seed=args.seed, weights_file=args.weights_file,
+                             parent_pid=args.parent_pid, device=args.device, role=args.role)
+        if args.learner:
+            raise ConfigError("--learner is an actor's option: add --role actor (or reanalyzer)")
         main_config, create_config = load_config_file(args.cfg)
         if args.redis is not None:
             logger = main_config.get("logger")
             if logger is None or isinstance(logger, dict):  # (any other value: compile_config names the bad key)
                 main_config = dict(main_config, logger=dict(logger or {}, redis_url=args.redis))
+        if args.actors is not None:
+            main_config = dict(main_config, policy=dict(main_config.get("policy") or {}, num_actors=args.actors))
         name = resolve_entry_name(main_config, create_config, args.entry)
         fn = get_entry(name)
         kwargs = dict(seed=args.seed, max_env_step=args.max_env_step, max_train_iter=args.max_train_iter,
                       model_path=args.model_path)
         if name.startswith("train_"):
-            kwargs.update(run_dir=args.run_dir, resume=args.resume, force=args.force, device=args.device)
-        result = fn([main_config, create_config], **{k: v for k, v in kwargs.items() if v is not None and v is not False})
+            kwargs.update(run_dir=args.run_dir, resume=args.resume, force=args.force, device=args.device,
+                          role=args.role)
+        result = fn([main_config, create_config],
+                    **{k: v for k, v in kwargs.items() if v is not None and v is not False})
         if name.startswith("eval_"):
             print(format_summary(result, title="evaluation"))
     except (ConfigError, RegistryError, CheckpointError, DistributedError, NotImplementedError,

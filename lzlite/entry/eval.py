@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import torch
 
 from lzlite.config import ConfigError, compile_config, load_config_file
-from lzlite.entry.loop import _split_input, build_components
+from lzlite.worker.run import build_components, split_input
 from lzlite.entry.utils import debug_tracebacks
 from lzlite.registry import RegistryError
 from lzlite.worker.checkpoint import CheckpointError, load_policy_weights
@@ -50,7 +50,7 @@ def evaluate(
         bot_depth: overrides ``policy.eval_bot_depth`` (the alpha-beta bot's depth).
         device: overrides ``policy.device`` (evaluate a GPU run's checkpoint on a CPU with ``'cpu'``).
     """
-    main_config, create_config = _split_input(input_cfg)
+    main_config, create_config = split_input(input_cfg)
     cfg = compile_config(main_config, create_config, seed=seed)
     if num_episodes is not None:
         cfg.policy.eval_episodes = int(num_episodes)

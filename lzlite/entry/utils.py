@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import math
 import os
-import random
 from typing import Any, Mapping
 
 import numpy as np
 import torch
 
 from lzlite.distributed.ddp import ddp_all_reduce_mean, ddp_all_reduce_sum, ddp_synchronize, is_ddp_enabled
+from lzlite.worker.run import set_global_seed  # (it lives with the run setup that seeds; re-exported here)
 
 __all__ = ["calculate_update_per_collect", "set_global_seed", "make_run_dir", "debug_tracebacks", "is_ddp_enabled",
            "ddp_synchronize", "ddp_all_reduce_sum", "ddp_all_reduce_mean"]
@@ -65,13 +65,6 @@ def _is_lightzero_collect(new_data: Any) -> bool:
 def debug_tracebacks() -> bool:
     """Whether ``LZLITE_DEBUG`` asks the command lines for tracebacks (any value but '', '0', 'false', 'no')."""
     return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no")
-
-
-def set_global_seed(seed: int) -> None:
-    """Seed Python, NumPy's legacy global generator and torch (library code itself takes generators)."""
-    random.seed(seed)
-    np.random.seed(seed % (2**32))
-    torch.manual_seed(seed)
 
 
 def make_run_dir(root: str, exp_name: str) -> str:
