@@ -199,8 +199,9 @@ def test_a_reanalyzer_refreshes_stored_targets_with_the_published_weights():
     thread = threading.Thread(target=reanalyzer.run, kwargs=dict(max_requests=1), daemon=True)
     thread.start()
     try:
-        scheduler.maybe_send(2, 7)  # 2 learner steps x 8 positions: one request of 16
-        assert scheduler.sent == 16
+        scheduler.maybe_send(2, 7)  # 2 learner steps x 8 positions: one request of 16 ...
+        # ... sent once the reanalyzer's socket has connected (until then the request waits, as the learner's does)
+        assert _wait_for(lambda: scheduler.maybe_send(0, 7) or scheduler.sent == 16, 30), scheduler.sent
         assert _wait_for(lambda: not receiver.replies.empty(), 60), "no reply"
         msg = receiver.replies.get()
         pos = msg.arrays["positions"]
