@@ -70,6 +70,7 @@ cdef extern from "engine.h" namespace "lzlite::engine":
         vector[float] root_value, predicted_value
         vector[int32_t] visit_counts
         vector[float] improved_policy
+        vector[float] qvalues
         vector[int32_t] generation
         cbool done
         int32_t winner
@@ -119,7 +120,6 @@ cdef int _infer_cb(void* ctx, int32_t route, const float* obs, int64_t n, float*
         dims[2] = w.obs_shape[1]
         dims[3] = w.obs_shape[2]
         view = cnp.PyArray_SimpleNewFromData(4, dims, cnp.NPY_FLOAT32, <void*>obs)
-        cnp.PyArray_CLEARFLAGS(<cnp.ndarray>view, cnp.NPY_ARRAY_WRITEABLE)
         result = w.infers[route](view)
         if not isinstance(result, tuple) or len(result) != 2:
             raise TypeError(f"infer must return (value [n], logits [n, A]), got {type(result).__name__}")
@@ -279,7 +279,7 @@ cdef class Engine:
 
         Args:
             n_records: the floor (>= 1).
-            infer: obs float32 [n, P, R, C] (a read-only view, valid during the call) -> (value [n] from the
+            infer: obs float32 [n, P, R, C] (a view of the engine's buffer, valid during the call) -> (value [n] from the
                 view of the player to move, logits [n, A]); or a list of two such callables, one per player
                 to move at the root of the search (e.g. against an older checkpoint).
             seed: seeds this call's new games (default: derived from the engine's seed and a call counter).
@@ -396,6 +396,7 @@ cdef object _records(_Window w, int A, tuple obs_shape):
     predicted = np.empty(R, np.float32)
     visits = np.empty((R, A), np.int32)
     improved = np.empty((R, A), np.float32)
+    qvalues = np.empty((R, A), np.float32)
     generation = np.empty(R, np.int32)
     game_id = np.empty(len(order), np.int64)
     done = np.empty(len(order), np.bool_)
@@ -404,6 +405,7 @@ cdef object _records(_Window w, int A, tuple obs_shape):
     cdef float[::1] rw = reward, rv = root_value, pv = predicted
     cdef int32_t[:, ::1] vc = visits
     cdef float[:, ::1] ip = improved
+    cdef float[:, ::1] qv = qvalues
     cdef uint8_t[:, ::1] lg = legal.view(np.uint8)
     cdef int32_t[::1] ge = generation
     cdef size_t at = 0, L
@@ -422,6 +424,7 @@ cdef object _records(_Window w, int A, tuple obs_shape):
         memcpy(&pv[at], r.predicted_value.data(), L * sizeof(float))
         memcpy(&vc[at, 0], r.visit_counts.data(), L * A * sizeof(int32_t))
         memcpy(&ip[at, 0], r.improved_policy.data(), L * A * sizeof(float))
+        memcpy(&qv[at, 0], r.qvalues.data(), L * A * sizeof(float))
         memcpy(&lg[at, 0], r.legal.data(), L * A)
         memcpy(&ge[at], r.generation.data(), L * sizeof(int32_t))
         action[at:at + L] = np.asarray(<int32_t[:L]>r.action.data())
@@ -432,5 +435,5 @@ cdef object _records(_Window w, int A, tuple obs_shape):
     w.out.clear()
     return Records(obs=obs.reshape((R,) + obs_shape), action=action, reward=reward, to_play=to_play,
                    legal_mask=legal, root_value=root_value, predicted_value=predicted, visit_counts=visits,
-                   improved_policy=improved, generation=generation, game_start=starts, game_id=game_id,
+                   improved_policy=improved, qvalues=qvalues, generation=generation, game_start=starts, game_id=game_id,
                    game_done=done, game_winner=winner)

@@ -110,6 +110,7 @@ struct GameRecord {
   std::vector<float> predicted_value;   // [L] network value of the root.
   std::vector<int32_t> visit_counts;    // [L * A]
   std::vector<float> improved_policy;   // [L * A] PUCT: visit distribution; Gumbel: improved policy.
+  std::vector<float> qvalues;           // [L * A] root Q from the root's view; 0 where unvisited.
   std::vector<int32_t> generation;      // [L] weights generation when the move's search began.
   bool done = false;                    // the last move ended the game.
   int32_t winner = -1;                  // when done: 0 / 1, or -1 for a draw.
@@ -117,7 +118,7 @@ struct GameRecord {
   size_t size() const { return action.size(); }
   void clear() {
     obs.clear(); action.clear(); reward.clear(); to_play.clear(); legal.clear(); root_value.clear();
-    predicted_value.clear(); visit_counts.clear(); improved_policy.clear(); generation.clear();
+    predicted_value.clear(); visit_counts.clear(); improved_policy.clear(); qvalues.clear(); generation.clear();
     done = false; winner = -1; game_id = -1;
   }
 };
@@ -636,6 +637,7 @@ class Engine {
     r.predicted_value.push_back(s.root_net_value);
     r.visit_counts.insert(r.visit_counts.end(), s.visits.begin(), s.visits.end());
     r.improved_policy.insert(r.improved_policy.end(), s.improved.begin(), s.improved.end());
+    r.qvalues.insert(r.qvalues.end(), s.qvalues.begin(), s.qvalues.end());
     r.generation.push_back(s.search_gen);
     const int64_t a64 = action;
     float reward = 0.0f;
@@ -679,7 +681,7 @@ class Engine {
     double total = 0.0;
     for (int32_t a = 0; a < A_; ++a) {
       const double w = s.visits[a] > 0 ? std::exp(std::log(static_cast<double>(s.visits[a])) / temperature - hi) : 0.0;
-      s.qvalues[a] = static_cast<float>(w);  // scratch
+      s.noise[a] = static_cast<float>(w);  // scratch: the root noise is spent once the search is done
       total += w;
     }
     const double u = std::uniform_real_distribution<double>(0.0, 1.0)(s.rng) * total;
@@ -688,7 +690,7 @@ class Engine {
     for (int32_t a = 0; a < A_; ++a) {
       if (s.visits[a] <= 0) continue;
       last = a;
-      cdf += s.qvalues[a];
+      cdf += s.noise[a];
       if (u < cdf) return a;
     }
     return last;

@@ -11,6 +11,7 @@ Row i is the position before move i of the window (games back to back, ordered b
     predicted_value [R] float32                 the network's value of the root
     visit_counts    [R, A] int32                root children visits
     improved_policy [R, A] float32              PUCT: visit distribution; Gumbel: softmax(logits + sigma(completed Q))
+    qvalues         [R, A] float32              root Q from the root's view; 0 where unvisited
     generation      [R] int32                   weights generation when the move's search began
 
 and per game g (G games): ``game_start`` [G + 1] int64 row offsets (game g is rows game_start[g] ..
@@ -40,6 +41,7 @@ class Records:
     predicted_value: np.ndarray
     visit_counts: np.ndarray
     improved_policy: np.ndarray
+    qvalues: np.ndarray
     generation: np.ndarray
     game_start: np.ndarray
     game_id: np.ndarray
