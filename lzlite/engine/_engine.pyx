@@ -290,7 +290,7 @@ cdef class Engine:
 
     def play_games(self, long long n_episodes, infer, seed=None):
         """Plays exactly ``n_episodes`` new games to their end (games in progress are abandoned) and returns
-        their Records, ordered by game number (0 .. n_episodes - 1). ``infer`` and ``seed`` as ``collect``."""
+        their Records, in the order the games started. ``infer`` and ``seed`` as ``collect``."""
         if n_episodes < 1:
             raise ValueError(f"n_episodes must be >= 1, got {n_episodes}")
         return self._run(infer, True, n_episodes, -1, seed)
@@ -380,7 +380,7 @@ class EngineStream:
 
 
 cdef object _records(_Window w, int A, tuple obs_shape):
-    """The window's finished games as one Records (games ordered by game number)."""
+    """The window's finished games as one Records (in the order the games started)."""
     cdef size_t g, n_games = w.out.size()
     cdef GameRecord* r
     order = sorted(range(n_games), key=lambda i: w.out[i].game_id)

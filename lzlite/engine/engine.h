@@ -72,7 +72,7 @@ struct EngineConfig {
   int32_t n_games = 1;         // Slots.
   int32_t n_threads = 1;       // Worker threads.
   int32_t batch_size = 1;      // Rows per arena (a full fire).
-  int64_t cache_size = 0;      // Inference cache entries (rounded up to a power of two); 0: no cache.
+  int64_t cache_size = 0;      // Inference cache entries (rounded up to a power of two, >= 4); 0: no cache.
 };
 
 // The inference callback: rows obs [n, obs_dim] of route `route` -> value [n] (view of the player to
@@ -100,7 +100,7 @@ struct Telemetry {
 
 // One finished (or, for collect windows, in-progress) game's records, one entry per move.
 struct GameRecord {
-  int64_t game_id = -1;                 // (window seed's) game number: admission order in its window.
+  int64_t game_id = -1;                 // unique in the engine, increasing in the order games start.
   std::vector<float> obs;               // [L * obs_dim] position before the move, player-to-move view.
   std::vector<int32_t> action;          // [L]
   std::vector<float> reward;            // [L] mover's view.
@@ -130,6 +130,7 @@ class Engine {
  public:
   static constexpr int32_t kMaxRoutes = 2;
   static constexpr int64_t kStallFires = 8;  // engine-wide fires without a fire of a route with demand
+  static constexpr size_t kWays = 4;         // cache entries per set
 
   Engine(const lz::GameTable* game, const EngineConfig& cfg) : g_(game), cfg_(cfg) {
     if (game == nullptr) throw std::invalid_argument("game table is null");
@@ -142,9 +143,9 @@ class Engine {
     cfg_.search.tree.batch_size = 1;
     cfg_.search.tree.num_actions = A_;
     if (cfg.cache_size > 0) {
-      int64_t cap = 1;
+      int64_t cap = kWays;
       while (cap < cfg.cache_size) cap <<= 1;
-      cache_mask_ = static_cast<uint64_t>(cap - 1);
+      cache_mask_ = static_cast<uint64_t>(cap / kWays - 1);  // sets of kWays entries
       cache_keys_.assign(static_cast<size_t>(cap), 0);
       cache_gen_.assign(static_cast<size_t>(cap), -1);
       cache_pred_.assign(static_cast<size_t>(cap) * (A_ + 1), 0.0f);
@@ -373,7 +374,7 @@ class Engine {
   }
 
   // ----------------------------------------------------------------------------------------------
-  // Cache: a direct-mapped table of predictions (a collision overwrites). Workers read under a shared
+  // Cache: a 4-way set-associative table of predictions, allocated once. Workers read under a shared
   // lock; the scheduler writes a fire's rows under one exclusive lock.
   // ----------------------------------------------------------------------------------------------
   static uint64_t cache_key(uint64_t position_hash, int32_t route) {
@@ -390,13 +391,16 @@ class Engine {
   // A current-generation entry for key: copies it into the slot and returns true.
   bool cache_lookup(Slot& s, int32_t gen) {
     std::shared_lock<std::shared_mutex> lk(cache_mu_);
-    const size_t i = static_cast<size_t>(s.key & cache_mask_);
-    if (cache_keys_[i] != s.key || cache_gen_[i] != gen) return false;
-    const float* p = &cache_pred_[i * (A_ + 1)];
-    s.pred_value = p[0];
-    std::memcpy(s.pred_logits.data(), p + 1, sizeof(float) * A_);
-    s.ticket_gen = gen;
-    return true;
+    const size_t first = static_cast<size_t>(s.key & cache_mask_) * kWays;
+    for (size_t i = first; i < first + kWays; ++i) {
+      if (cache_keys_[i] != s.key || cache_gen_[i] != gen) continue;
+      const float* p = &cache_pred_[i * (A_ + 1)];
+      s.pred_value = p[0];
+      std::memcpy(s.pred_logits.data(), p + 1, sizeof(float) * A_);
+      s.ticket_gen = gen;
+      return true;
+    }
+    return false;
   }
 
   void cache_insert(const Arena& a, int32_t gen) {
@@ -404,7 +408,14 @@ class Engine {
     for (int32_t row = 0; row < a.rows; ++row) {
       const uint64_t key = a.key[row];
       if (key == 0) continue;
-      const size_t i = static_cast<size_t>(key & cache_mask_);
+      // The way to (over)write: this key's own entry, else an empty or older-generation one, else one
+      // chosen by the key's high bits (a cheap stand-in for least recently used).
+      const size_t first = static_cast<size_t>(key & cache_mask_) * kWays;
+      size_t i = first + static_cast<size_t>(key >> 62) % kWays;
+      for (size_t j = first; j < first + kWays; ++j) {
+        if (cache_keys_[j] == key) { i = j; break; }
+        if (cache_keys_[j] == 0 || cache_gen_[j] != gen) i = j;
+      }
       cache_keys_[i] = key;
       cache_gen_[i] = gen;
       float* p = &cache_pred_[i * (A_ + 1)];
@@ -465,10 +476,10 @@ class Engine {
   // or owns the slot exclusively with the game counter under q_mu_ (see finish_game).
   bool admit(Slot& s) {
     if (draining_.load() || (max_new_games_ >= 0 && games_started_ >= max_new_games_)) return false;
-    const int64_t game_id = games_started_++;
-    s.rng.seed(lz_mix(window_seed_ ^ lz_mix(static_cast<uint64_t>(game_id) + 1)));
+    const int64_t index = games_started_++;  // the game's number in this window seeds its generator
+    s.rng.seed(lz_mix(window_seed_ ^ lz_mix(static_cast<uint64_t>(index) + 1)));
     s.rec.clear();
-    s.rec.game_id = game_id;
+    s.rec.game_id = next_game_id_++;
     s.demoted = false;
     s.ticket = Ticket::kNone;
     s.ply = 0;
@@ -704,19 +715,20 @@ class Engine {
     bool hit = false;
     if (cached && use_cache) hit = cache_lookup(s, gen);
     bool closed_now = false;
+    Ticket kind;  // a local: once the route lock is released the scheduler may own the slot
     {
       std::lock_guard<std::mutex> lk(r.mu);
       Arena* a = open_arena(r);
       if (hit) {
-        s.ticket = Ticket::kGated;
+        kind = s.ticket = Ticket::kGated;
         a->gated.push_back(s.id);
       } else {
         auto it = cached ? r.in_flight.find(s.key) : r.in_flight.end();
         if (it != r.in_flight.end()) {
-          s.ticket = Ticket::kAlias;
+          kind = s.ticket = Ticket::kAlias;
           it->second.first->aliases[static_cast<size_t>(it->second.second)].push_back(s.id);
         } else {
-          s.ticket = Ticket::kRow;
+          kind = s.ticket = Ticket::kRow;
           const int32_t row = a->rows++;
           a->slot[row] = s.id;
           a->key[row] = cached ? s.key : 0;
@@ -731,7 +743,7 @@ class Engine {
       }
     }
     if (cached && use_cache) {
-      std::atomic<int64_t>& counter = hit ? n_hits_ : s.ticket == Ticket::kAlias ? n_aliases_ : n_misses_;
+      std::atomic<int64_t>& counter = hit ? n_hits_ : kind == Ticket::kAlias ? n_aliases_ : n_misses_;
       counter.fetch_add(1, std::memory_order_relaxed);
     }
     if (closed_now) {
@@ -938,7 +950,8 @@ class Engine {
   std::deque<int32_t> ready_;
   int64_t active_ = 0;                 // slots queued or being advanced
   int64_t closed_count_ = 0;           // closed arenas not yet taken by the scheduler
-  int64_t games_started_ = 0;
+  int64_t games_started_ = 0;         // games started in this window
+  int64_t next_game_id_ = 0;          // games started by this engine
   int64_t finished_records_ = 0;
   bool stop_ = false;
   std::atomic<bool> draining_{false};

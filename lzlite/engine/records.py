@@ -1,6 +1,6 @@
 """Records: what one engine window returns, the moves of its finished games, ready for GameSegments.
 
-Row i is the position before move i of the window (games back to back, ordered by game number):
+Row i is the position before move i of the window (games back to back, in the order they started):
 
     obs             [R, P, Rows, Cols] float32  player-to-move view
     action          [R] int64                   the move played
@@ -15,7 +15,7 @@ Row i is the position before move i of the window (games back to back, ordered b
     generation      [R] int32                   weights generation when the move's search began
 
 and per game g (G games): ``game_start`` [G + 1] int64 row offsets (game g is rows game_start[g] ..
-game_start[g + 1] - 1), ``game_id`` [G] int64, ``game_done`` [G] bool (always True: only finished games
+game_start[g + 1] - 1), ``game_id`` [G] int64 (unique in the engine, increasing), ``game_done`` [G] bool (always True: only finished games
 are returned), ``game_winner`` [G] int8 (0 / 1, or -1 for a draw).
 """
 from __future__ import annotations
