@@ -153,7 +153,8 @@ cdef class Engine:
         search_config: a ``lzlite.mcts.types.SearchConfig`` (or dict of its keys): rule, simulations, PUCT /
             Gumbel constants, root noise (``backend`` is ignored: the engine runs the C++ tree rules).
         n_games: episode slots (games in progress at once).
-        n_threads: worker threads advancing the slots.
+        n_threads: threads advancing the slots, the scheduler's own included (it advances slots whenever no
+            batch is ready to fire): 1 runs the whole engine on the calling thread, with no hand-offs.
         batch_size: rows of a full fire.
         infer_cache: inference cache entries (positions; rounded up to a power of two); 0 turns it off.
         seed: seeds the games of windows that are given no seed of their own.

@@ -10,10 +10,11 @@
 //     is owned by at most one thread at a time: it is either queued, being advanced by one worker,
 //     parked (waiting for a prediction), or idle; hand-offs go through mutexes, so no slot field needs
 //     its own lock.
-//   - Worker (n_threads): pops a ready slot and advances its search until it needs a network
+//   - Worker (n_threads, the scheduler's thread included): pops a ready slot and advances its search until it needs a network
 //     prediction, then writes the request as a row straight into its route's open arena (or parks a
 //     cache ticket) and takes the next ready slot.
-//   - Scheduler (the thread that calls run_window): fires an arena when it is full, when its route
+//   - Scheduler (the thread that calls run_window; it advances ready slots while nothing is to be
+//     fired, so one thread alone runs the whole engine): fires an arena when it is full, when its route
 //     stalls (no fire of it for kStallFires engine-wide fires) and at quiescence (no slot queued or
 //     being advanced); one fire is one call of the infer callback; the predictions go back to the
 //     parked slots, which are queued again.
@@ -70,7 +71,7 @@ struct SearchSpec {
 struct EngineConfig {
   SearchSpec search;
   int32_t n_games = 1;         // Slots.
-  int32_t n_threads = 1;       // Worker threads.
+  int32_t n_threads = 1;       // Threads advancing slots, the scheduler's included (n_threads - 1 workers).
   int32_t batch_size = 1;      // Rows per arena (a full fire).
   int64_t cache_size = 0;      // Inference cache entries (rounded up to a power of two, >= 4); 0: no cache.
 };
@@ -430,7 +431,8 @@ class Engine {
   void start_workers() {
     if (!workers_.empty()) return;
     stop_ = false;
-    for (int32_t t = 0; t < cfg_.n_threads; ++t) workers_.emplace_back([this] { worker_main(); });
+    // The scheduler advances slots too whenever no batch is ready to fire: n_threads - 1 more threads.
+    for (int32_t t = 1; t < cfg_.n_threads; ++t) workers_.emplace_back([this] { worker_main(); });
   }
 
   void stop_workers() {
@@ -764,14 +766,24 @@ class Engine {
     for (;;) {
       Route* full = nullptr;
       bool quiet = false;
+      int32_t help = -1;
       {
         std::unique_lock<std::mutex> lk(q_mu_);
-        sched_cv_.wait(lk, [this] { return closed_count_ > 0 || active_ == 0; });
-        if (closed_count_ > 0) {
+        sched_cv_.wait(lk, [this] { return closed_count_ > 0 || active_ == 0 || !ready_.empty(); });
+        if (closed_count_ > 0) {  // a full batch first: it keeps the network busy
           --closed_count_;
+        } else if (!ready_.empty()) {
+          help = ready_.front();
+          ready_.pop_front();
         } else {
           quiet = true;
         }
+      }
+      if (help >= 0) {  // nothing to fire: advance a ready slot here, as a worker would
+        advance(*slots_[static_cast<size_t>(help)]);
+        std::lock_guard<std::mutex> lk(q_mu_);
+        --active_;
+        continue;
       }
       if (!quiet) {
         for (int32_t i = 0; i < n_routes_ && full == nullptr; ++i) {

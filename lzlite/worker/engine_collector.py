@@ -45,7 +45,7 @@ class EngineCollector:
     def default_config() -> EasyDict:
         cfg = Collector.default_config()  # the same game keys: a config switches collectors by name alone
         cfg.update(dict(
-            engine_threads=1,  # worker threads advancing the games (the network runs on the calling thread)
+            engine_threads=1,  # threads advancing the games, the one calling the network included (1: no hand-offs)
             engine_batch_size=256,  # rows per network call when enough games wait (fewer at the end of a collect)
             engine_infer_cache=0,  # positions the inference cache holds (0: off); a collect never reuses another's
         ))
