@@ -128,6 +128,8 @@ cdef int _infer_cb(void* ctx, int32_t route, const float* obs, int64_t n, float*
         if v.shape[0] != n or lo.ndim != 2 or lo.shape[0] != n or lo.shape[1] != w.A:
             raise ValueError(f"infer must return value [{n}] and logits [{n}, {w.A}], got "
                              f"{list(np.shape(result[0]))} and {list(np.shape(result[1]))}")
+        if not (np.isfinite(v).all() and np.isfinite(lo).all()):
+            raise ValueError(f"infer returned non-finite values or logits for a batch of {n} rows")
         memcpy(value, v.data, n * sizeof(float))
         memcpy(logits, lo.data, n * w.A * sizeof(float))
         return 0

@@ -199,6 +199,11 @@ class Engine {
   void run_window(InferFn infer, void* ctx, int32_t n_routes, bool fresh, int64_t max_new_games,
                   int64_t floor_records, uint64_t seed, std::vector<GameRecord>* out) {
     if (n_routes < 1 || n_routes > kMaxRoutes) throw std::invalid_argument("n_routes must be 1 or 2");
+    if (window_running_.exchange(true)) throw std::logic_error("a window is already running on this engine");
+    struct Done {
+      std::atomic<bool>& flag;
+      ~Done() { flag.store(false); }
+    } done{window_running_};
     const auto t0 = std::chrono::steady_clock::now();
     n_routes_ = n_routes;
     window_seed_ = seed;
@@ -967,6 +972,7 @@ class Engine {
   int64_t finished_records_ = 0;
   bool stop_ = false;
   std::atomic<bool> draining_{false};
+  std::atomic<bool> window_running_{false};  // one window at a time
   std::atomic<int32_t> generation_{0};
   std::shared_mutex cache_mu_;         // cache_* below
   std::vector<uint64_t> cache_keys_;

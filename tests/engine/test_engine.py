@@ -205,8 +205,14 @@ def test_infer_errors_propagate_and_lose_nothing():
         eng.play_games(5, failing)
     with pytest.raises(ValueError, match=r"value \[\d+\] and logits"):
         eng.play_games(5, lambda obs: (np.zeros(len(obs)), np.zeros((len(obs), 3))))
+    with pytest.raises(ValueError, match="non-finite"):
+        eng.play_games(5, lambda obs: (np.full(len(obs), np.nan), np.zeros((len(obs), 9))))
     with pytest.raises(TypeError, match="infer must be a callable"):
         eng.play_games(5, [fake_net, fake_net, fake_net])
+    stream = eng.collect_stream(10, fake_net)
+    with pytest.raises(RuntimeError, match="streamed window is running"):
+        eng.play_games(5, fake_net)
+    assert len(stream.result()) >= 10
     rec = eng.play_games(5, fake_net)  # the engine still works
     assert rec.num_games == 5 and rec.game_done.all()
 
