@@ -42,8 +42,24 @@ cdef extern from "../mcts/ctree/tree.h" namespace "lzlite::mcts":
         cbool rescale_values
 
 cdef extern from "engine.h" namespace "lzlite::engine":
-    ctypedef int (*InferFn)(void* ctx, int32_t route, const float* obs, int64_t n, float* value,
-                            float* logits) noexcept
+    cdef enum class RowKind(int32_t):
+        kObservation "lzlite::engine::RowKind::kObservation"
+        kRecurrent "lzlite::engine::RowKind::kRecurrent"
+
+    cdef cppclass FireBatch:
+        int32_t player
+        RowKind kind
+        int64_t n
+        const float* obs
+        const int32_t* latent
+        const int32_t* parent
+        const int32_t* action
+        const int32_t* child
+        float* value
+        float* reward
+        float* logits
+
+    ctypedef int (*InferFn)(void* ctx, const FireBatch& batch) noexcept
 
     cdef cppclass SearchSpec:
         TreeConfig tree
@@ -54,6 +70,7 @@ cdef extern from "engine.h" namespace "lzlite::engine":
         SearchSpec search
         int32_t n_games, n_threads, batch_size
         int64_t cache_size
+        cbool latent_model
 
     cdef cppclass Telemetry:
         int64_t fires, rows, full_fires, stall_fires, quiescence_fires, stall_releases
@@ -99,39 +116,64 @@ cdef class _Window:
     cdef tuple obs_shape
     cdef int A
     cdef object error
+    cdef bint latent
     cdef vector[GameRecord] out
 
-    def __init__(self, infers, obs_shape, A):
+    def __init__(self, infers, obs_shape, A, latent):
         self.infers = list(infers)
         self.obs_shape = tuple(obs_shape)
         self.A = A
+        self.latent = latent
         self.error = None
 
 
-cdef int _infer_cb(void* ctx, int32_t route, const float* obs, int64_t n, float* value,
-                   float* logits) noexcept with gil:
+cdef object _int_view(const int32_t* p, int64_t n):
+    cdef cnp.npy_intp dims[1]
+    dims[0] = n
+    return cnp.PyArray_SimpleNewFromData(1, dims, cnp.NPY_INT32, <void*>p)
+
+
+cdef object _float_out(object x, tuple shape, str what):
+    arr = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
+    if arr.shape != shape:
+        if arr.size == int(np.prod(shape)) and len(shape) == 1:  # scalar heads often come as [n, 1]
+            arr = arr.reshape(shape)
+        else:
+            raise ValueError(f"infer must return {what} of shape {list(shape)}, got {list(np.shape(x))}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"infer returned non-finite {what} for a batch of {shape[0]} rows")
+    return arr
+
+
+cdef int _infer_cb(void* ctx, const FireBatch& b) noexcept with gil:
     """Called by the scheduler for one fire: hands zero-copy views to the route's infer, copies its outputs."""
     cdef _Window w = <_Window>ctx
     cdef cnp.npy_intp dims[4]
-    cdef cnp.ndarray v, lo
+    cdef cnp.ndarray v, lo, rw
+    cdef int64_t n = b.n
     try:
-        dims[0] = n
-        dims[1] = w.obs_shape[0]
-        dims[2] = w.obs_shape[1]
-        dims[3] = w.obs_shape[2]
-        view = cnp.PyArray_SimpleNewFromData(4, dims, cnp.NPY_FLOAT32, <void*>obs)
-        result = w.infers[route](view)
-        if not isinstance(result, tuple) or len(result) != 2:
-            raise TypeError(f"infer must return (value [n], logits [n, A]), got {type(result).__name__}")
-        v = np.ascontiguousarray(np.asarray(result[0], dtype=np.float32).reshape(-1))
-        lo = np.ascontiguousarray(np.asarray(result[1], dtype=np.float32))
-        if v.shape[0] != n or lo.ndim != 2 or lo.shape[0] != n or lo.shape[1] != w.A:
-            raise ValueError(f"infer must return value [{n}] and logits [{n}, {w.A}], got "
-                             f"{list(np.shape(result[0]))} and {list(np.shape(result[1]))}")
-        if not (np.isfinite(v).all() and np.isfinite(lo).all()):
-            raise ValueError(f"infer returned non-finite values or logits for a batch of {n} rows")
-        memcpy(value, v.data, n * sizeof(float))
-        memcpy(logits, lo.data, n * w.A * sizeof(float))
+        f = w.infers[b.player]
+        if b.kind == RowKind.kRecurrent:
+            result = f.recurrent(_int_view(b.parent, n), _int_view(b.action, n), _int_view(b.child, n))
+            if not isinstance(result, tuple) or len(result) != 3:
+                raise TypeError(f"recurrent must return (reward [n], value [n], logits [n, A]), got "
+                                f"{type(result).__name__}")
+            rw = _float_out(result[0], (n,), "rewards")
+            memcpy(b.reward, rw.data, n * sizeof(float))
+            result = result[1:]
+        else:
+            dims[0] = n
+            dims[1] = w.obs_shape[0]
+            dims[2] = w.obs_shape[1]
+            dims[3] = w.obs_shape[2]
+            view = cnp.PyArray_SimpleNewFromData(4, dims, cnp.NPY_FLOAT32, <void*>b.obs)
+            result = f.initial(view, _int_view(b.latent, n)) if w.latent else f(view)
+            if not isinstance(result, tuple) or len(result) != 2:
+                raise TypeError(f"infer must return (value [n], logits [n, A]), got {type(result).__name__}")
+        v = _float_out(result[0], (n,), "values")
+        lo = _float_out(result[1], (n, w.A), "logits")
+        memcpy(b.value, v.data, n * sizeof(float))
+        memcpy(b.logits, lo.data, n * w.A * sizeof(float))
         return 0
     except BaseException as err:  # kept and re-raised by the caller once the window has stopped
         w.error = err
@@ -164,6 +206,12 @@ cdef class Engine:
         temperature_moves: >= 0: plies from this one on play the best move (PUCT: most visited with the root
             noise kept; Gumbel: the winner of a search without Gumbel noise); -1: never.
         random_opening_plies: each game starts after U{0..k} uniformly random, unrecorded moves.
+        latent_model: the search runs over a learned model (MuZero family) instead of the game: ``infer`` is then
+            an object with ``initial(obs [n, P, R, C], latent_slot int32 [n]) -> (value [n], logits [n, A])``,
+            storing each root's latent at its latent slot, and ``recurrent(parent int32 [n], action int32 [n],
+            child int32 [n]) -> (reward [n], value [n], logits [n, A])``, running the dynamics from the latent at
+            ``parent`` and storing the result at ``child``. Latent slots lie in [0, ``latent_slots``); the
+            caller keeps the latents (on the model's device). No cache: leaves are not game positions.
     """
 
     cdef CEngine* c
@@ -172,6 +220,8 @@ cdef class Engine:
     cdef readonly long long infer_cache
     cdef readonly tuple obs_shape
     cdef readonly object search_config
+    cdef readonly bint latent_model
+    cdef readonly long long latent_slots
     cdef uint64_t seed
     cdef int64_t windows
     cdef _Window stream_window
@@ -181,7 +231,7 @@ cdef class Engine:
 
     def __init__(self, game, search_config, int n_games, int n_threads=1, int batch_size=256, *,
                  long long infer_cache=0, seed=0, double temperature=1.0, int temperature_moves=-1,
-                 int random_opening_plies=0):
+                 int random_opening_plies=0, bint latent_model=False):
         capsule = game.game_table() if hasattr(game, "game_table") else None
         if capsule is None or not PyCapsule_IsValid(capsule, b"lzlite.GameTable"):
             raise TypeError(f"game must be a batched game whose game_table() returns a 'lzlite.GameTable' capsule "
@@ -199,6 +249,9 @@ cdef class Engine:
         if not 0 <= cfg.root_noise_weight <= 1 or not cfg.root_dirichlet_alpha > 0:
             raise ValueError(f"root_noise_weight must be in [0, 1] and root_dirichlet_alpha > 0, got "
                              f"{cfg.root_noise_weight} and {cfg.root_dirichlet_alpha}")
+        if latent_model and infer_cache > 0:
+            raise ValueError("infer_cache must be 0 with latent_model=True: the cache keys game positions, and a "
+                             "learned model's leaves are latents")
         if not cfg.pb_c_base > 0:
             raise ValueError(f"pb_c_base must be > 0, got {cfg.pb_c_base}")
         cdef const GameTable* table = <const GameTable*>PyCapsule_GetPointer(capsule, b"lzlite.GameTable")
@@ -207,6 +260,7 @@ cdef class Engine:
         ec.n_threads = n_threads
         ec.batch_size = batch_size
         ec.cache_size = infer_cache
+        ec.latent_model = latent_model
         ec.search.tree.batch_size = 1
         ec.search.tree.num_actions = table.num_actions
         ec.search.tree.num_simulations = cfg.num_simulations
@@ -231,6 +285,8 @@ cdef class Engine:
         self.num_actions = table.num_actions
         self.obs_shape = (table.obs_planes, table.rows, table.cols)
         self.n_games, self.n_threads, self.batch_size, self.infer_cache = n_games, n_threads, batch_size, infer_cache
+        self.latent_model = latent_model
+        self.latent_slots = n_games * (cfg.num_simulations + 1)
         self.seed = int(seed) & 0xFFFFFFFFFFFFFFFF
         self.windows = 0
         self.stream_window = None
@@ -249,7 +305,11 @@ cdef class Engine:
     # ----------------------------------------------------------------------------- windows
     def _infers(self, infer):
         infers = list(infer) if isinstance(infer, (list, tuple)) else [infer]
-        if len(infers) not in (1, 2) or not all(callable(f) for f in infers):
+        if self.latent_model:
+            if len(infers) not in (1, 2) or not all(hasattr(f, "initial") and hasattr(f, "recurrent") for f in infers):
+                raise TypeError("a latent-model engine's infer must have initial() and recurrent() methods (or be a "
+                                "list of two such objects, one per player to move)")
+        elif len(infers) not in (1, 2) or not all(callable(f) for f in infers):
             raise TypeError("infer must be a callable, or a list of two callables (one per player to move)")
         return infers
 
@@ -262,7 +322,7 @@ cdef class Engine:
     def _run(self, infer, bint fresh, int64_t max_new_games, int64_t floor_records, seed):
         if self.c.async_running():
             raise RuntimeError("a streamed window is running; call its result() first")
-        cdef _Window w = _Window(self._infers(infer), self.obs_shape, self.num_actions)
+        cdef _Window w = _Window(self._infers(infer), self.obs_shape, self.num_actions, self.latent_model)
         cdef int32_t n_routes = len(w.infers)
         cdef uint64_t s = self._window_seed(seed)
         try:
@@ -308,7 +368,7 @@ cdef class Engine:
             raise ValueError(f"n_records must be >= 1, got {n_records}")
         if self.c.async_running():
             raise RuntimeError("a streamed window is running; call its result() first")
-        cdef _Window w = _Window(self._infers(infer), self.obs_shape, self.num_actions)
+        cdef _Window w = _Window(self._infers(infer), self.obs_shape, self.num_actions, self.latent_model)
         cdef uint64_t s = self._window_seed(seed)
         self.stream_window = w
         self.c.start_window_async(_infer_cb, <void*>w, len(w.infers), False, -1, n_records, s, &w.out)

@@ -74,11 +74,32 @@ struct EngineConfig {
   int32_t n_threads = 1;       // Threads advancing slots, the scheduler's included (n_threads - 1 workers).
   int32_t batch_size = 1;      // Rows per arena (a full fire).
   int64_t cache_size = 0;      // Inference cache entries (rounded up to a power of two, >= 4); 0: no cache.
+  bool latent_model = false;   // the tree searches a learned model (rows name latent slots), not the game
 };
 
 // The inference callback: rows obs [n, obs_dim] of route `route` -> value [n] (view of the player to
 // move) and logits [n, A]. Returns 0, or non-zero to abort the window (the binding keeps the error).
-using InferFn = int (*)(void* ctx, int32_t route, const float* obs, int64_t n, float* value, float* logits);
+//
+// A latent-model engine (EngineConfig::latent_model, the MuZero family) keeps no latent: the caller does,
+// indexed by latent slot `episode slot * (S + 1) + tree node`. Its rows are of two kinds: initial (an
+// observation row and the latent slot to store the root's latent at) and recurrent (parent latent slot,
+// action, child latent slot: the dynamics' input and where its output goes), fired separately.
+enum class RowKind : int32_t { kObservation = 0, kRecurrent = 1 };
+
+struct FireBatch {
+  int32_t player = 0;          // the route's player (0 with one route)
+  RowKind kind = RowKind::kObservation;
+  int64_t n = 0;               // rows
+  const float* obs;            // [n, obs_dim] (kObservation)
+  const int32_t* latent;       // [n] latent slot of each root (kObservation, latent model only)
+  const int32_t* parent;       // [n] (kRecurrent)
+  const int32_t* action;       // [n] (kRecurrent)
+  const int32_t* child;        // [n] (kRecurrent)
+  float* value;                // out [n], the player to move's view
+  float* reward;               // out [n] (kRecurrent): reward of the move into the child, mover's view
+  float* logits;               // out [n, A]
+};
+using InferFn = int (*)(void* ctx, const FireBatch& batch);
 
 // Counters since the engine was made (Telemetry::fires etc.); read with telemetry().
 struct Telemetry {
@@ -129,7 +150,8 @@ struct GameRecord {
 // ================================================================================================
 class Engine {
  public:
-  static constexpr int32_t kMaxRoutes = 2;
+  static constexpr int32_t kMaxRoutes = 2;      // players
+  static constexpr int32_t kMaxQueues = 2 * kMaxRoutes;  // (player, row kind)
   static constexpr int64_t kStallFires = 8;  // engine-wide fires without a fire of a route with demand
   static constexpr size_t kWays = 4;         // cache entries per set
 
@@ -137,6 +159,8 @@ class Engine {
     if (game == nullptr) throw std::invalid_argument("game table is null");
     if (cfg.n_games < 1 || cfg.n_threads < 1 || cfg.batch_size < 1)
       throw std::invalid_argument("n_games, n_threads and batch_size must be >= 1");
+    if (cfg.latent_model && cfg.cache_size > 0)
+      throw std::invalid_argument("the inference cache keys game positions; a latent model's leaves are not positions");
     A_ = game->num_actions;
     obs_dim_ = static_cast<int64_t>(game->obs_planes) * game->rows * game->cols;
     sb_ = game->state_bytes;
@@ -153,7 +177,10 @@ class Engine {
     }
     slots_.reserve(static_cast<size_t>(cfg.n_games));
     for (int32_t i = 0; i < cfg.n_games; ++i) slots_.emplace_back(new Slot(i, cfg_.search.tree, S_, sb_, obs_dim_, A_));
-    for (int32_t r = 0; r < kMaxRoutes; ++r) routes_[r].id = r;
+    for (int32_t q = 0; q < kMaxQueues; ++q) {  // see queue_index
+      routes_[q].player = cfg.latent_model ? q / 2 : q;
+      routes_[q].kind = cfg.latent_model ? static_cast<RowKind>(q % 2) : RowKind::kObservation;
+    }
   }
 
   ~Engine() {
@@ -206,6 +233,7 @@ class Engine {
     } done{window_running_};
     const auto t0 = std::chrono::steady_clock::now();
     n_routes_ = n_routes;
+    n_queues_ = cfg_.latent_model ? 2 * n_routes : n_routes;
     window_seed_ = seed;
     games_started_ = 0;
     max_new_games_ = max_new_games;
@@ -306,7 +334,10 @@ class Engine {
     GameRecord rec;
     Phase phase = Phase::kIdle;
     int32_t ply = 0;
-    int32_t route = 0;                // the current search's route
+    int32_t route = 0;                // the current search's player route (0 with one route)
+    int32_t queue = 0;                // the pending request's (route, row kind) queue
+    int32_t parent = 0, action = 0, child = 0;  // latent model: the pending recurrent row
+    float pred_reward = 0.0f;
     int32_t search_gen = 0;           // generation when the current search began
     int32_t root_to_play = 0;
     float root_net_value = 0.0f;
@@ -323,14 +354,18 @@ class Engine {
   // Routes and arenas.
   // ----------------------------------------------------------------------------------------------
   struct Arena {
-    explicit Arena(int32_t cap, int64_t obs_dim, int32_t A)
-        : obs(static_cast<size_t>(cap) * obs_dim), value(cap), logits(static_cast<size_t>(cap) * A),
-          slot(cap), key(cap) {}
+    explicit Arena(int32_t cap, int64_t obs_dim, int32_t A, RowKind kind)
+        : obs(kind == RowKind::kObservation ? static_cast<size_t>(cap) * obs_dim : 0), value(cap), reward(cap),
+          logits(static_cast<size_t>(cap) * A), slot(cap), key(cap), latent(cap), parent(cap), action(cap),
+          child(cap) {}
     std::vector<float> obs;            // [cap * obs_dim] rows written by workers
     std::vector<float> value;          // [cap] predictions written by the callback
     std::vector<float> logits;         // [cap * A]
     std::vector<int32_t> slot;         // [cap] slot of each row
     std::vector<uint64_t> key;         // [cap] cache key of each row (0: none)
+    std::vector<float> reward;         // [cap] recurrent rows' rewards, written by the callback
+    std::vector<int32_t> latent;       // [cap] latent model: the root's latent slot (observation rows)
+    std::vector<int32_t> parent, action, child;  // [cap] latent model: recurrent rows
     std::vector<std::vector<int32_t>> aliases;  // [rows] slots reusing row i's prediction
     std::vector<int32_t> gated;        // slots holding a cache hit released with this arena
     int32_t rows = 0;
@@ -342,7 +377,8 @@ class Engine {
   };
 
   struct Route {
-    int32_t id = 0;
+    int32_t player = 0;
+    RowKind kind = RowKind::kObservation;
     std::mutex mu;                                  // guards everything below
     Arena* open = nullptr;                          // being filled
     std::vector<std::unique_ptr<Arena>> owned;      // every arena of this route
@@ -368,7 +404,7 @@ class Engine {
   Arena* open_arena(Route& r) {
     if (r.open == nullptr) {
       if (r.free_list.empty()) {
-        r.owned.emplace_back(new Arena(cfg_.batch_size, obs_dim_, A_));
+        r.owned.emplace_back(new Arena(cfg_.batch_size, obs_dim_, A_, r.kind));
         r.owned.back()->aliases.resize(static_cast<size_t>(cfg_.batch_size));
         r.free_list.push_back(r.owned.back().get());
       }
@@ -530,9 +566,13 @@ class Engine {
     if (s.phase == Phase::kRootParked) {
       begin_search(s);
     } else if (s.phase == Phase::kLeafParked) {
-      const float zero = 0.0f;
-      const uint8_t not_terminal = 0;
-      s.tree.expand_and_backup(&zero, &s.pred_value, s.pred_logits.data(), s.legal.data(), &not_terminal);
+      if (cfg_.latent_model) {  // every action legal inside a learned model; no terminal leaves
+        s.tree.expand_and_backup(&s.pred_reward, &s.pred_value, s.pred_logits.data(), nullptr, nullptr);
+      } else {
+        const float zero = 0.0f;
+        const uint8_t not_terminal = 0;
+        s.tree.expand_and_backup(&zero, &s.pred_value, s.pred_logits.data(), s.legal.data(), &not_terminal);
+      }
       s.phase = Phase::kSimulate;
     }
     for (;;) {
@@ -554,6 +594,16 @@ class Engine {
       const int32_t parent = s.tree.out_parent()[0];
       const int32_t child = s.tree.out_child()[0];
       const int32_t action = s.tree.out_action()[0];
+      if (cfg_.latent_model) {
+        const int32_t base = s.id * (S_ + 1);
+        s.parent = base + parent;
+        s.action = action;
+        s.child = base + child;
+        s.queue = queue_index(s.route, RowKind::kRecurrent);
+        s.phase = Phase::kLeafParked;
+        emit(s, /*use_cache=*/false);
+        return;
+      }
       uint8_t terminal = 0;
       float tvalue = 0.0f;
       int kind = 0;
@@ -566,6 +616,7 @@ class Engine {
         continue;
       }
       s.phase = Phase::kLeafParked;
+      s.queue = queue_index(s.route, RowKind::kObservation);
       g_->query(&s.states[static_cast<size_t>(child) * sb_], 1, nullptr, nullptr, nullptr, nullptr, &s.key, nullptr);
       emit(s, /*use_cache=*/true);
       return;
@@ -582,6 +633,7 @@ class Engine {
     g_->legal_mask(s.game.data(), 1, s.root_legal.data());
     s.root_to_play = to_play;
     s.route = n_routes_ == 1 ? 0 : to_play;
+    s.queue = queue_index(s.route, RowKind::kObservation);
     s.search_gen = generation();
     s.phase = Phase::kRootParked;
     emit(s, /*use_cache=*/true);
@@ -716,7 +768,7 @@ class Engine {
 
   // Sends slot s's request: a gated cache hit, an alias of an identical row in flight, or a row.
   void emit(Slot& s, bool use_cache) {
-    Route& r = routes_[s.route];
+    Route& r = routes_[s.queue];
     const bool cached = has_cache();
     const int32_t gen = generation();
     bool hit = false;
@@ -739,7 +791,14 @@ class Engine {
           const int32_t row = a->rows++;
           a->slot[row] = s.id;
           a->key[row] = cached ? s.key : 0;
-          std::memcpy(&a->obs[static_cast<size_t>(row) * obs_dim_], s.obs.data(), sizeof(float) * obs_dim_);
+          if (r.kind == RowKind::kRecurrent) {
+            a->parent[row] = s.parent;
+            a->action[row] = s.action;
+            a->child[row] = s.child;
+          } else {
+            a->latent[row] = s.id * (S_ + 1);  // the root's latent slot (used by latent models only)
+            std::memcpy(&a->obs[static_cast<size_t>(row) * obs_dim_], s.obs.data(), sizeof(float) * obs_dim_);
+          }
           if (cached) r.in_flight[s.key] = {a, row};
           if (a->rows == cfg_.batch_size) {
             r.closed.push_back(a);
@@ -791,7 +850,7 @@ class Engine {
         continue;
       }
       if (!quiet) {
-        for (int32_t i = 0; i < n_routes_ && full == nullptr; ++i) {
+        for (int32_t i = 0; i < n_queues_ && full == nullptr; ++i) {
           std::lock_guard<std::mutex> lk(routes_[i].mu);
           if (!routes_[i].closed.empty()) full = &routes_[i];
         }
@@ -809,7 +868,7 @@ class Engine {
       // Quiescence: nothing queued or running. Fire (or release) every route's open arena; when
       // there is none, the window is over.
       bool any = false;
-      for (int32_t i = 0; i < n_routes_; ++i) {
+      for (int32_t i = 0; i < n_queues_; ++i) {
         Arena* a = take_open(routes_[i]);
         if (a == nullptr) continue;
         any = true;
@@ -830,8 +889,8 @@ class Engine {
 
   // After a fire: a route with demand that has not fired for kStallFires fires is fired partially.
   bool stall_ladder(InferFn infer, void* ctx, std::string* err) {
-    if (n_routes_ == 1) return true;  // the only route fires whenever anything fires
-    for (int32_t i = 0; i < n_routes_; ++i) {
+    if (n_queues_ == 1) return true;  // the only queue fires whenever anything fires
+    for (int32_t i = 0; i < n_queues_; ++i) {
       Route& r = routes_[i];
       if (fires_total_ - r.last_fire < kStallFires) continue;
       Arena* a = take_open(r);
@@ -847,7 +906,20 @@ class Engine {
     const int32_t gen = generation();  // the weights the callback is about to use
     if (n > 0) {
       const auto t0 = std::chrono::steady_clock::now();
-      const int rc = infer(ctx, r.id, a->obs.data(), n, a->value.data(), a->logits.data());
+      FireBatch b;
+      b.player = r.player;
+      b.kind = r.kind;
+      b.n = n;
+      b.obs = a->obs.data();
+      b.latent = a->latent.data();
+      b.parent = a->parent.data();
+      b.action = a->action.data();
+      b.child = a->child.data();
+      b.value = a->value.data();
+      b.reward = a->reward.data();
+      b.logits = a->logits.data();
+      if (r.kind == RowKind::kObservation) std::fill_n(a->reward.data(), n, 0.0f);
+      const int rc = infer(ctx, b);
       const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       {
         std::lock_guard<std::mutex> lk(stats_mu_);
@@ -895,6 +967,7 @@ class Engine {
     for (int32_t row = 0; row < n; ++row) {
       Slot& s = *slots_[static_cast<size_t>(a->slot[row])];
       deliver(s, a->value[row], &a->logits[static_cast<size_t>(row) * A_]);
+      s.pred_reward = a->reward[row];
       wake_.push_back(s.id);
       for (int32_t id : a->aliases[static_cast<size_t>(row)]) {
         Slot& t = *slots_[static_cast<size_t>(id)];
@@ -948,7 +1021,13 @@ class Engine {
   // ----------------------------------------------------------------------------------------------
   // Per window (written by run_window before the workers see the window's slots).
   // ----------------------------------------------------------------------------------------------
-  int32_t n_routes_ = 1;
+  int32_t n_routes_ = 1;                          // players routed apart (1 or 2)
+  int32_t n_queues_ = 1;                          // arena queues in use: routes x row kinds
+  // Queue of a (player route, row kind): the route itself for game-state engines (observation rows
+  // only), 2 * route + kind for latent models.
+  int32_t queue_index(int32_t route, RowKind kind) const {
+    return cfg_.latent_model ? 2 * route + static_cast<int32_t>(kind) : route;
+  }
   uint64_t window_seed_ = 0;
   int64_t max_new_games_ = -1;
   int64_t floor_records_ = -1;
@@ -960,7 +1039,7 @@ class Engine {
   // Shared, each under the lock named.
   // ----------------------------------------------------------------------------------------------
   std::vector<std::unique_ptr<Slot>> slots_;
-  Route routes_[kMaxRoutes];
+  Route routes_[kMaxQueues];         // the queues in use are 0 .. n_queues_ - 1 (queue_index)
   std::mutex q_mu_;                    // ready_, active_, closed_count_, games_started_, finished_*
   std::condition_variable work_cv_;    // workers wait for ready slots
   std::condition_variable sched_cv_;   // the scheduler waits for a closed arena or quiescence

@@ -2,13 +2,15 @@
 
 The engine holds ``collector_env_num`` games in C++ slots, advances them on ``engine_threads`` worker threads
 and batches their network requests (``engine_batch_size`` rows a fire) through one call of the policy's
-network; ``engine_infer_cache`` caches predictions by position within one weights generation. It searches
-real game states, so it serves the AlphaZero family (a policy whose search adapter is ``AlphaZeroAdapter``)
-on a two-player zoo board game; anything else is refused with the collector to use instead. Select it with
+network; ``engine_infer_cache`` caches predictions by position within one weights generation. It serves the
+AlphaZero family (search adapter ``AlphaZeroAdapter``: real game states) and the MuZero family (``LatentModelAdapter``:
+a learned model whose latents stay on the model's device, in a store this collector keeps, indexed by the engine's
+latent slots) on a zoo board game; anything else is refused with the collector to use instead. Select it with
 ``create_config.collector.type = 'engine_collector'`` (docs/engine.md).
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -18,7 +20,7 @@ from easydict import EasyDict
 
 from lzlite.buffer.game_segment import GameSegment
 from lzlite.config import Range, at_least
-from lzlite.mcts.adapters import AlphaZeroAdapter
+from lzlite.mcts.adapters import AlphaZeroAdapter, LatentModelAdapter
 from lzlite.mcts.types import SearchOutput
 from lzlite.registry import COLLECTOR_REGISTRY
 from lzlite.worker.collector import Collector
@@ -75,12 +77,17 @@ class EngineCollector:
             raise ValueError(f"{type(policy).__name__} needs per-step records {extra} (step_fields) that "
                              f"engine_collector cannot make; use collector type 'episode_collector'")
         adapter = policy._adapter_for(venv)
-        if not isinstance(adapter, AlphaZeroAdapter):
-            raise ValueError(f"engine_collector searches real game states (AlphaZero family); "
-                             f"{type(policy).__name__} searches with {type(adapter).__name__}: use collector type "
-                             f"'episode_collector'")
-        self._net_fn = adapter.net_fn
+        if not isinstance(adapter, (AlphaZeroAdapter, LatentModelAdapter)):
+            raise ValueError(f"engine_collector searches real game states (AlphaZero family) or a MuZero-style latent "
+                             f"model; {type(policy).__name__} searches with {type(adapter).__name__}: use collector "
+                             f"type '{policy.collector_type}'")
+        self._latent = adapter if isinstance(adapter, LatentModelAdapter) else None
+        if self._latent is not None and int(cfg.engine_infer_cache) > 0:
+            raise ValueError(f"engine_infer_cache={cfg.engine_infer_cache}: the inference cache keys game positions, and "
+                             f"{type(policy).__name__} searches learned latents; set engine_infer_cache=0")
+        self._net_fn = getattr(adapter, "net_fn", None)
         self._engine: Any = None
+        self._store: Optional[LatentStore] = None
         self._temperature: Optional[float] = None
         self._telemetry: Dict[str, float] = {}
 
@@ -96,7 +103,8 @@ class EngineCollector:
                                   n_threads=int(cfg.engine_threads), batch_size=int(cfg.engine_batch_size),
                                   infer_cache=int(cfg.engine_infer_cache), temperature=temperature,
                                   temperature_moves=int(cfg.temperature_moves),
-                                  random_opening_plies=int(cfg.random_opening_plies))
+                                  random_opening_plies=int(cfg.random_opening_plies),
+                                  latent_model=self._latent is not None)
             self._temperature = temperature
             self._telemetry = self._engine.telemetry()
         return self._engine
@@ -152,17 +160,29 @@ class EngineCollector:
         return segments, stats
 
     def _make_infer(self, engine: Any, before: Dict[str, float], should_stop: Optional[Callable[[], bool]],
-                    progress: Optional[Callable[[int], None]]) -> Callable[[np.ndarray], Tuple[Any, Any]]:
+                    progress: Optional[Callable[[int], None]]) -> Any:
+        """The engine's infer: the policy's network under its search dtype, asking ``should_stop`` first."""
         policy, net_fn = self.policy, self._net_fn
         start = before["positions"]
 
-        def infer(obs: np.ndarray) -> Tuple[Any, Any]:
+        def check() -> None:
             if should_stop is not None and should_stop():
                 raise _Stopped()
             if progress is not None:
                 progress(int(engine.telemetry()["positions"] - start))
-            with torch.inference_mode(), torch.autocast(policy.device.type, dtype=torch.bfloat16,
-                                                        enabled=policy.search_dtype == "bfloat16"):
+
+        def mode() -> Any:
+            return torch.autocast(policy.device.type, dtype=torch.bfloat16, enabled=policy.search_dtype == "bfloat16")
+
+        if self._latent is not None:  # one store per engine: its latents are allocated once
+            if self._store is None or self._store.latent_slots != engine.latent_slots:
+                self._store = LatentStore(self._latent, engine.latent_slots)
+            self._store.check, self._store.mode = check, mode
+            return self._store
+
+        def infer(obs: np.ndarray) -> Tuple[Any, Any]:
+            check()
+            with torch.inference_mode(), mode():
                 return net_fn(obs)
 
         return infer
@@ -211,3 +231,55 @@ class EngineCollector:
             engine_positions_per_s=d["positions"] / d["window_seconds"] if d["window_seconds"] > 0 else 0.0,
             engine_outside_infer_share=1.0 - d["infer_seconds"] / d["window_seconds"] if d["window_seconds"] > 0 else 0.0,
         )
+
+
+class LatentStore:
+    """``initial`` / ``recurrent`` of a latent-model engine: the model's latents stay on its device, in one tensor
+    [latent_slots, *latent_shape] indexed by the engine's latent slots (``Engine.latent_slots``).
+
+    Args:
+        adapter: the policy's ``LatentModelAdapter`` (model, value / reward decoding, device).
+        latent_slots: ``Engine.latent_slots``.
+        check: called before every network call (may raise to stop the window).
+        mode: a context manager factory for the network calls (autocast).
+    """
+
+    def __init__(self, adapter: LatentModelAdapter, latent_slots: int, check: Callable[[], None] = lambda: None,
+                 mode: Callable[[], Any] = contextlib.nullcontext) -> None:
+        self.adapter = adapter
+        self.latent_slots = int(latent_slots)
+        self.check = check
+        self.mode = mode
+        self.latents: Optional[torch.Tensor] = None  # [latent_slots, *latent_shape], allocated at the first root
+
+    def _put(self, slots: np.ndarray, latent: torch.Tensor) -> None:
+        if self.latents is None or self.latents.shape[1:] != latent.shape[1:] or self.latents.dtype != latent.dtype:
+            self.latents = torch.zeros((self.latent_slots,) + tuple(latent.shape[1:]), dtype=latent.dtype,
+                                       device=self.adapter.device)
+        self.latents.index_copy_(0, torch.as_tensor(slots, dtype=torch.int64, device=self.adapter.device), latent)
+
+    def _out(self, x: Any, n: int) -> np.ndarray:
+        return x.detach().float().cpu().numpy().reshape(n)
+
+    def initial(self, obs: np.ndarray, latent_slot: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """Roots: obs float32 [n, P, R, C] -> (value [n], logits [n, A]); stores the latents at ``latent_slot``."""
+        self.check()
+        a = self.adapter
+        with torch.inference_mode(), self.mode():
+            out = a.model.initial_inference(torch.as_tensor(obs, device=a.device))
+            self._put(latent_slot, out.latent_state)
+            return self._out(a.value_to_scalar(out.value), len(obs)), out.policy_logits.float().cpu().numpy()
+
+    def recurrent(self, parent: np.ndarray, action: np.ndarray, child: np.ndarray
+                  ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Leaves: the dynamics from the latents at ``parent`` by ``action``, stored at ``child`` ->
+        (reward [n], value [n], logits [n, A])."""
+        self.check()
+        a = self.adapter
+        n = len(parent)
+        with torch.inference_mode(), self.mode():
+            src = self.latents.index_select(0, torch.as_tensor(parent, dtype=torch.int64, device=a.device))
+            out = a.model.recurrent_inference(src, torch.as_tensor(action, dtype=torch.int64, device=a.device))
+            self._put(child, out.latent_state.to(self.latents.dtype))
+            return (self._out(a.reward_to_scalar(out.reward), n), self._out(a.value_to_scalar(out.value), n),
+                    out.policy_logits.float().cpu().numpy())

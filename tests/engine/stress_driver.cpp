@@ -25,17 +25,19 @@ struct FakeNet {
   std::atomic<int64_t> calls{0};
 };
 
-int infer(void* ctx, int32_t route, const float* obs, int64_t n, float* value, float* logits) {
+int infer(void* ctx, const lzlite::engine::FireBatch& b) {
   FakeNet* net = static_cast<FakeNet*>(ctx);
   const int32_t v = net->version.load();
   thread_local std::mt19937 rng(12345);
-  if (route == 1) std::this_thread::sleep_for(std::chrono::microseconds(rng() % 400));  // the slow route
-  for (int64_t i = 0; i < n; ++i) {
-    value[i] = 0.01f * static_cast<float>(v);  // the generation tag
+  if (b.player == 1) std::this_thread::sleep_for(std::chrono::microseconds(rng() % 400));  // the slow route
+  for (int64_t i = 0; i < b.n; ++i) {
+    b.value[i] = 0.01f * static_cast<float>(v);  // the generation tag
     for (int32_t a = 0; a < net->A; ++a) {
-      const float own = obs[i * net->obs_dim + a % net->obs_dim];
-      logits[i * net->A + a] = 0.5f * own + 0.01f * static_cast<float>(a);
+      const float own = b.kind == lzlite::engine::RowKind::kObservation ? b.obs[i * net->obs_dim + a % net->obs_dim]
+                                                                         : 0.1f * static_cast<float>(b.action[i]);
+      b.logits[i * net->A + a] = 0.5f * own + 0.01f * static_cast<float>(a);
     }
+    if (b.kind == lzlite::engine::RowKind::kRecurrent) b.reward[i] = 0.0f;
   }
   net->calls.fetch_add(1);
   return 0;
@@ -117,6 +119,22 @@ int main() {
                 static_cast<long long>(t.fires), static_cast<long long>(t.cache_hits),
                 static_cast<long long>(t.cache_demotions), static_cast<long long>(t.cache_aliases),
                 static_cast<long long>(t.stall_fires), static_cast<long long>(t.stall_releases));
+  }
+  {  // a latent-model engine (MuZero family): recurrent rows name latent slots, no cache
+    lzlite::engine::EngineConfig cfg;
+    cfg.n_games = 12;
+    cfg.n_threads = 3;
+    cfg.batch_size = 5;
+    cfg.latent_model = true;
+    cfg.search.tree.num_simulations = 10;
+    lzlite::engine::Engine engine(&tables[1], cfg);
+    FakeNet net;
+    net.A = tables[1].num_actions;
+    net.obs_dim = engine.obs_dim();
+    std::vector<lzlite::engine::GameRecord> out;
+    engine.run_window(&infer, &net, 2, true, 30, -1, 3, &out);
+    failures += check(out, 30, "latent model");
+    std::printf("latent: fires %lld\n", static_cast<long long>(engine.telemetry().fires));
   }
   if (failures) {
     std::fprintf(stderr, "%d failures\n", failures);

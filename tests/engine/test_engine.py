@@ -203,7 +203,7 @@ def test_infer_errors_propagate_and_lose_nothing():
 
     with pytest.raises(KeyError, match="network exploded"):
         eng.play_games(5, failing)
-    with pytest.raises(ValueError, match=r"value \[\d+\] and logits"):
+    with pytest.raises(ValueError, match=r"logits of shape \[\d+, 9\], got \[\d+, 3\]"):
         eng.play_games(5, lambda obs: (np.zeros(len(obs)), np.zeros((len(obs), 3))))
     with pytest.raises(ValueError, match="non-finite"):
         eng.play_games(5, lambda obs: (np.full(len(obs), np.nan), np.zeros((len(obs), 9))))
@@ -247,3 +247,67 @@ def test_streamed_window_releases_the_gil():
         ticks += 1
         threading.Event().wait(0.001)
     assert ticks > 5 and len(stream.result()) >= 40
+
+
+class FakeLatentModel:
+    """A deterministic MuZero-style model of each row alone (elementwise torch ops only): latent [n, 9]."""
+
+    def __init__(self, A):
+        self.A = A
+
+    def parameters(self):
+        return iter(())
+
+    def initial_inference(self, obs):
+        import torch
+        from types import SimpleNamespace
+        n = obs.shape[0]
+        flat = obs.reshape(n, -1)
+        latent = flat[:, :9] * 0.7 - flat[:, 9:18] * 0.4 + 0.05
+        return SimpleNamespace(latent_state=latent, value=torch.tanh(latent.sum(1, keepdim=True) * 0.3),
+                               policy_logits=self._logits(latent))
+
+    def recurrent_inference(self, latent, action):
+        import torch
+        from types import SimpleNamespace
+        onehot = torch.nn.functional.one_hot(action % 9, 9).to(latent.dtype)
+        nxt = torch.tanh(latent * 0.8 + onehot * 0.5 - 0.1)
+        return SimpleNamespace(latent_state=nxt, value=torch.tanh(nxt.sum(1) * 0.2 - 0.1),
+                               reward=(onehot * latent).sum(1) * 0.1, policy_logits=self._logits(nxt))
+
+    def _logits(self, latent):
+        import torch
+        return torch.cat([latent, latent[:, :1]], 1)[:, :self.A] if self.A > 9 or self.A == 7 else latent[:, :self.A]
+
+
+@pytest.mark.parametrize("rule", ["puct", "gumbel"])
+def test_latent_model_search_equals_lzlite_search(rule):
+    """A latent-model engine (MuZero family) searches each recorded position as lzlite.mcts.search does with the
+    LatentModelAdapter; the latents stay in the caller's store, indexed by latent slot."""
+    import torch
+    from lzlite.mcts.adapters import LatentModelAdapter
+    from lzlite.worker.engine_collector import LatentStore
+
+    S = 12
+    model = FakeLatentModel(7)
+    adapter = LatentModelAdapter(model, lambda v: v.reshape(-1), lambda r: r.reshape(-1), "cpu")
+    noiseless = dict(root_noise_weight=0.0, gumbel_scale=0.0, discount=0.997)
+    eng = make_engine("connect4", rule, num_simulations=S, search=noiseless, n_games=3, n_threads=2, batch_size=2,
+                      temperature=0.0, latent_model=True)
+    rec = eng.play_games(3, LatentStore(adapter, eng.latent_slots), seed=1)
+    g = make_batch_game("connect4")
+    cfg = SearchConfig(rule=rule, num_simulations=S, max_num_considered_actions=4, **noiseless)
+    for rows in rec.games():
+        state = g.new_states(1)
+        for t in range(rows.start, rows.stop):
+            adapter.prepare(1, S + 1)
+            root = adapter.initial(torch.as_tensor(g.observe(state)), legal_mask=g.legal_mask(state))
+            out = search(adapter, root, cfg, np.random.default_rng(0), temperature=0.0, add_noise=False)
+            np.testing.assert_array_equal(out.visit_counts[0], rec.visit_counts[t])
+            np.testing.assert_allclose(out.root_value[0], rec.root_value[t], rtol=1e-6, atol=1e-7)
+            assert int(out.action[0]) == int(rec.action[t])
+            g.step(state, [int(rec.action[t])])
+    with pytest.raises(ValueError, match="infer_cache must be 0"):
+        make_engine("connect4", rule, latent_model=True, infer_cache=64)
+    with pytest.raises(TypeError, match="initial\\(\\) and recurrent\\(\\)"):
+        eng.play_games(1, fake_net)

@@ -76,10 +76,31 @@ def test_should_stop_abandons_the_collect():
     assert len(c.collect()[0]) == 6  # and the next collect plays normally
 
 
+@pytest.mark.parametrize("config", ["zoo/tictactoe/muzero_config.py", "zoo/tictactoe/gumbel_muzero_config.py"])
+def test_muzero_family_collects_through_the_latent_engine(config):
+    """The MuZero family: the engine searches the learned model, its latents in the collector's store."""
+    segs, stats = components(config, num_simulations=6, collector_env_num=5, n_episode=5)["collector"].collect()
+    assert len(segs) == 5 and stats["engine_fires"] > 0 and stats["env_steps"] == sum(len(s) for s in segs)
+    for seg in segs:
+        f = seg.freeze()
+        assert f.done and f.predicted_value is not None and np.isfinite(f.root_value).all()
+        np.testing.assert_allclose(f.policy.sum(axis=1), 1.0, rtol=1e-5)
+        assert f.legal_mask[np.arange(len(f.action)), f.action].all()
+
+
 @pytest.mark.parametrize("config, policy, match", [
-    ("zoo/tictactoe/muzero_config.py", dict(num_simulations=4), "AlphaZero family.*episode_collector"),
+    ("zoo/tictactoe/muzero_config.py", dict(engine_infer_cache=64), "engine_infer_cache=0"),
     ("zoo/tictactoe/config.py", dict(collect_bot="random", collect_bot_fraction=0.5), "self-play only"),
 ])
 def test_refuses_what_it_cannot_do(config, policy, match):
     with pytest.raises(ValueError, match=match):
         components(config, **policy)
+
+
+def test_refuses_a_policy_of_another_search():
+    """UniZero searches with its own adapter (a transformer's KV cache): refused, naming its own collector."""
+    from lzlite.worker.engine_collector import EngineCollector
+
+    parts = components("zoo/tictactoe/unizero_config.py", collector="segment_collector", num_simulations=2)
+    with pytest.raises(ValueError, match="segment_collector"):
+        EngineCollector(parts["policy"], parts["venv"], parts["policy"].cfg, np.random.default_rng(0))
