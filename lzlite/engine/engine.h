@@ -369,8 +369,10 @@ class Engine {
     std::vector<std::vector<int32_t>> aliases;  // [rows] slots reusing row i's prediction
     std::vector<int32_t> gated;        // slots holding a cache hit released with this arena
     int32_t rows = 0;
+    int32_t fire_gen = -1;             // the generation its fire began in; -1 while not fired (under route.mu)
     void clear() {
       rows = 0;
+      fire_gen = -1;
       gated.clear();
       for (auto& a : aliases) a.clear();
     }
@@ -783,7 +785,9 @@ class Engine {
         a->gated.push_back(s.id);
       } else {
         auto it = cached ? r.in_flight.find(s.key) : r.in_flight.end();
-        if (it != r.in_flight.end()) {
+        // An alias must not get older weights than its request's generation: a twin whose fire began in an
+        // earlier generation is not reused (the request takes a row of its own).
+        if (it != r.in_flight.end() && (it->second.first->fire_gen < 0 || it->second.first->fire_gen >= gen)) {
           kind = s.ticket = Ticket::kAlias;
           it->second.first->aliases[static_cast<size_t>(it->second.second)].push_back(s.id);
         } else {
@@ -903,7 +907,12 @@ class Engine {
   // One fire: infer the arena's rows (if any), deliver them, their aliases and the gated hits.
   bool fire(Route& r, Arena* a, FireReason why, InferFn infer, void* ctx, std::string* err) {
     const int32_t n = a->rows;
-    const int32_t gen = generation();  // the weights the callback is about to use
+    int32_t gen;  // the weights the callback is about to use (or newer ones)
+    {
+      std::lock_guard<std::mutex> lk(r.mu);
+      gen = generation();
+      a->fire_gen = gen;
+    }
     if (n > 0) {
       const auto t0 = std::chrono::steady_clock::now();
       FireBatch b;
