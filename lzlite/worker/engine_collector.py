@@ -76,7 +76,7 @@ class EngineCollector:
         if extra:
             raise ValueError(f"{type(policy).__name__} needs per-step records {extra} (step_fields) that "
                              f"engine_collector cannot make; use collector type 'episode_collector'")
-        adapter = policy._adapter_for(venv)
+        adapter = policy._adapter_for(venv)  # the policy's network as its search sees it (the adapter seam)
         if not isinstance(adapter, (AlphaZeroAdapter, LatentModelAdapter)):
             raise ValueError(f"engine_collector searches real game states (AlphaZero family) or a MuZero-style latent "
                              f"model; {type(policy).__name__} searches with {type(adapter).__name__}: use collector "
@@ -89,7 +89,6 @@ class EngineCollector:
         self._engine: Any = None
         self._store: Optional[LatentStore] = None
         self._temperature: Optional[float] = None
-        self._telemetry: Dict[str, float] = {}
 
     def _engine_for(self, temperature: float) -> Any:
         """The engine (made on first use, and again when the collection temperature changes)."""
@@ -106,7 +105,6 @@ class EngineCollector:
                                   random_opening_plies=int(cfg.random_opening_plies),
                                   latent_model=self._latent is not None)
             self._temperature = temperature
-            self._telemetry = self._engine.telemetry()
         return self._engine
 
     def weights_updated(self) -> None:
@@ -124,7 +122,7 @@ class EngineCollector:
             n_episode: episodes to play (default ``cfg.n_episode``).
             train_iter: learner step, for the temperature schedule.
             should_stop: asked before every network call; once it returns True the games in progress are
-                abandoned and the call returns what no game (the training loop drops such a collect whole).
+                abandoned and the call returns no segments (the training loop drops such a collect whole).
             progress: called after every network call with the moves finished games hold so far.
             on_move: the spectator hook of the collector contract; the engine plays in C++ and does not
                 report single moves, so it is not called.
