@@ -49,101 +49,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine_types.h"
 #include "game_api.h"
+#include "inference_cache.h"
 #include "../mcts/ctree/tree.h"
 
 namespace lzlite {
 namespace engine {
-
-// ================================================================================================
-// Configuration (constant for the engine's life).
-// ================================================================================================
-struct SearchSpec {
-  mcts::TreeConfig tree;             // batch_size is forced to 1: one root per slot.
-  double root_dirichlet_alpha = 0.3; // PUCT root noise Dirichlet(alpha) over legal actions.
-  double root_noise_weight = 0.25;   // PUCT root prior = (1 - w) * prior + w * noise.
-  double gumbel_scale = 1.0;         // Gumbel root noise = gumbel_scale * Gumbel(0, 1).
-  double temperature = 1.0;          // PUCT action sampling visits^(1/T); 0: most visited.
-  int32_t temperature_moves = -1;    // >= 0: plies from this one on play the best move (greedy root).
-  int32_t random_opening_plies = 0;  // each game starts after U{0..k} uniformly random unrecorded moves.
-};
-
-struct EngineConfig {
-  SearchSpec search;
-  int32_t n_games = 1;         // Slots.
-  int32_t n_threads = 1;       // Threads advancing slots, the scheduler's included (n_threads - 1 workers).
-  int32_t batch_size = 1;      // Rows per arena (a full fire).
-  int64_t cache_size = 0;      // Inference cache entries (rounded up to a power of two, >= 4); 0: no cache.
-  bool latent_model = false;   // the tree searches a learned model (rows name latent slots), not the game
-};
-
-// The inference callback: rows obs [n, obs_dim] of route `route` -> value [n] (view of the player to
-// move) and logits [n, A]. Returns 0, or non-zero to abort the window (the binding keeps the error).
-//
-// A latent-model engine (EngineConfig::latent_model, the MuZero family) keeps no latent: the caller does,
-// indexed by latent slot `episode slot * (S + 1) + tree node`. Its rows are of two kinds: initial (an
-// observation row and the latent slot to store the root's latent at) and recurrent (parent latent slot,
-// action, child latent slot: the dynamics' input and where its output goes), fired separately.
-enum class RowKind : int32_t { kObservation = 0, kRecurrent = 1 };
-
-struct FireBatch {
-  int32_t player = 0;          // the route's player (0 with one route)
-  RowKind kind = RowKind::kObservation;
-  int64_t n = 0;               // rows
-  const float* obs;            // [n, obs_dim] (kObservation)
-  const int32_t* latent;       // [n] latent slot of each root (kObservation, latent model only)
-  const int32_t* parent;       // [n] (kRecurrent)
-  const int32_t* action;       // [n] (kRecurrent)
-  const int32_t* child;        // [n] (kRecurrent)
-  float* value;                // out [n], the player to move's view
-  float* reward;               // out [n] (kRecurrent): reward of the move into the child, mover's view
-  float* logits;               // out [n, A]
-};
-using InferFn = int (*)(void* ctx, const FireBatch& batch);
-
-// Counters since the engine was made (Telemetry::fires etc.); read with telemetry().
-struct Telemetry {
-  int64_t fires = 0;            // infer calls.
-  int64_t rows = 0;             // rows sent to infer.
-  int64_t full_fires = 0;       // fires of a full arena.
-  int64_t stall_fires = 0;      // partial fires because the route stalled.
-  int64_t quiescence_fires = 0; // partial fires at quiescence.
-  int64_t stall_releases = 0;   // ticket-only arenas released without an infer call (stall or quiescence).
-  int64_t cache_hits = 0;
-  int64_t cache_misses = 0;
-  int64_t cache_demotions = 0;
-  int64_t cache_aliases = 0;
-  int64_t terminal_leaves = 0;  // leaves valued by the game, without a row.
-  int64_t positions = 0;        // recorded moves.
-  int64_t games = 0;            // finished games.
-  double infer_seconds = 0.0;   // wall time inside the callback.
-  double window_seconds = 0.0;  // wall time of run_window calls.
-};
-
-// One finished (or, for collect windows, in-progress) game's records, one entry per move.
-struct GameRecord {
-  int64_t game_id = -1;                 // unique in the engine, increasing in the order games start.
-  std::vector<float> obs;               // [L * obs_dim] position before the move, player-to-move view.
-  std::vector<int32_t> action;          // [L]
-  std::vector<float> reward;            // [L] mover's view.
-  std::vector<int8_t> to_play;          // [L]
-  std::vector<uint8_t> legal;           // [L * A]
-  std::vector<float> root_value;        // [L] search value, player-to-move view.
-  std::vector<float> predicted_value;   // [L] network value of the root.
-  std::vector<int32_t> visit_counts;    // [L * A]
-  std::vector<float> improved_policy;   // [L * A] PUCT: visit distribution; Gumbel: improved policy.
-  std::vector<float> qvalues;           // [L * A] root Q from the root's view; 0 where unvisited.
-  std::vector<int32_t> generation;      // [L] weights generation when the move's search began.
-  bool done = false;                    // the last move ended the game.
-  int32_t winner = -1;                  // when done: 0 / 1, or -1 for a draw.
-
-  size_t size() const { return action.size(); }
-  void clear() {
-    obs.clear(); action.clear(); reward.clear(); to_play.clear(); legal.clear(); root_value.clear();
-    predicted_value.clear(); visit_counts.clear(); improved_policy.clear(); qvalues.clear(); generation.clear();
-    done = false; winner = -1; game_id = -1;
-  }
-};
 
 // ================================================================================================
 // The engine.
@@ -153,7 +65,6 @@ class Engine {
   static constexpr int32_t kMaxRoutes = 2;      // players
   static constexpr int32_t kMaxQueues = 2 * kMaxRoutes;  // (player, row kind)
   static constexpr int64_t kStallFires = 8;  // engine-wide fires without a fire of a route with demand
-  static constexpr size_t kWays = 4;         // cache entries per set
 
   Engine(const lz::GameTable* game, const EngineConfig& cfg) : g_(game), cfg_(cfg) {
     if (game == nullptr) throw std::invalid_argument("game table is null");
@@ -167,14 +78,7 @@ class Engine {
     S_ = cfg.search.tree.num_simulations;
     cfg_.search.tree.batch_size = 1;
     cfg_.search.tree.num_actions = A_;
-    if (cfg.cache_size > 0) {
-      int64_t cap = kWays;
-      while (cap < cfg.cache_size) cap <<= 1;
-      cache_mask_ = static_cast<uint64_t>(cap / kWays - 1);  // sets of kWays entries
-      cache_keys_.assign(static_cast<size_t>(cap), 0);
-      cache_gen_.assign(static_cast<size_t>(cap), -1);
-      cache_pred_.assign(static_cast<size_t>(cap) * (A_ + 1), 0.0f);
-    }
+    cache_.allocate(cfg.cache_size, A_);
     slots_.reserve(static_cast<size_t>(cfg.n_games));
     for (int32_t i = 0; i < cfg.n_games; ++i) slots_.emplace_back(new Slot(i, cfg_.search.tree, S_, sb_, obs_dim_, A_));
     for (int32_t q = 0; q < kMaxQueues; ++q) {  // see queue_index
@@ -194,7 +98,7 @@ class Engine {
   int64_t obs_dim() const { return obs_dim_; }
   int32_t n_games() const { return cfg_.n_games; }
   int32_t batch_size() const { return cfg_.batch_size; }
-  bool has_cache() const { return !cache_keys_.empty(); }
+  bool has_cache() const { return cache_.enabled(); }
 
   // A new weights generation: cached predictions of older ones are never served again. Any thread.
   void weights_updated() { generation_.fetch_add(1, std::memory_order_acq_rel); }
@@ -355,9 +259,9 @@ class Engine {
   // ----------------------------------------------------------------------------------------------
   struct Arena {
     explicit Arena(int32_t cap, int64_t obs_dim, int32_t A, RowKind kind)
-        : obs(kind == RowKind::kObservation ? static_cast<size_t>(cap) * obs_dim : 0), value(cap), reward(cap),
-          logits(static_cast<size_t>(cap) * A), slot(cap), key(cap), latent(cap), parent(cap), action(cap),
-          child(cap) {}
+        : obs(kind == RowKind::kObservation ? static_cast<size_t>(cap) * obs_dim : 0), value(cap),
+          logits(static_cast<size_t>(cap) * A), slot(cap), key(cap), reward(cap), latent(cap), parent(cap),
+          action(cap), child(cap) {}
     std::vector<float> obs;            // [cap * obs_dim] rows written by workers
     std::vector<float> value;          // [cap] predictions written by the callback
     std::vector<float> logits;         // [cap * A]
@@ -417,55 +321,14 @@ class Engine {
     return r.open;
   }
 
-  // ----------------------------------------------------------------------------------------------
-  // Cache: a 4-way set-associative table of predictions, allocated once. Workers read under a shared
-  // lock; the scheduler writes a fire's rows under one exclusive lock.
-  // ----------------------------------------------------------------------------------------------
-  static uint64_t cache_key(uint64_t position_hash, int32_t route) {
-    const uint64_t k = lz_mix(position_hash ^ (0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(route + 1)));
-    return k == 0 ? 1 : k;  // 0 marks an empty entry
-  }
-  static uint64_t lz_mix(uint64_t x) {
-    x += 0x9E3779B97F4A7C15ULL;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
-  }
+  // The slot's request key: its position hash and route (each route may have its own network).
+  void set_key(Slot& s, uint64_t position_hash) const { s.key = InferenceCache::key(position_hash, s.route); }
 
-  // A current-generation entry for key: copies it into the slot and returns true.
+  // A current-generation prediction for the slot's key: copied into the slot (returns true).
   bool cache_lookup(Slot& s, int32_t gen) {
-    std::shared_lock<std::shared_mutex> lk(cache_mu_);
-    const size_t first = static_cast<size_t>(s.key & cache_mask_) * kWays;
-    for (size_t i = first; i < first + kWays; ++i) {
-      if (cache_keys_[i] != s.key || cache_gen_[i] != gen) continue;
-      const float* p = &cache_pred_[i * (A_ + 1)];
-      s.pred_value = p[0];
-      std::memcpy(s.pred_logits.data(), p + 1, sizeof(float) * A_);
-      s.ticket_gen = gen;
-      return true;
-    }
-    return false;
-  }
-
-  void cache_insert(const Arena& a, int32_t gen) {
-    std::unique_lock<std::shared_mutex> lk(cache_mu_);
-    for (int32_t row = 0; row < a.rows; ++row) {
-      const uint64_t key = a.key[row];
-      if (key == 0) continue;
-      // The way to (over)write: this key's own entry, else an empty or older-generation one, else one
-      // chosen by the key's high bits (a cheap stand-in for least recently used).
-      const size_t first = static_cast<size_t>(key & cache_mask_) * kWays;
-      size_t i = first + static_cast<size_t>(key >> 62) % kWays;
-      for (size_t j = first; j < first + kWays; ++j) {
-        if (cache_keys_[j] == key) { i = j; break; }
-        if (cache_keys_[j] == 0 || cache_gen_[j] != gen) i = j;
-      }
-      cache_keys_[i] = key;
-      cache_gen_[i] = gen;
-      float* p = &cache_pred_[i * (A_ + 1)];
-      p[0] = a.value[row];
-      std::memcpy(p + 1, &a.logits[static_cast<size_t>(row) * A_], sizeof(float) * A_);
-    }
+    if (!cache_.lookup(s.key, gen, &s.pred_value, s.pred_logits.data())) return false;
+    s.ticket_gen = gen;
+    return true;
   }
 
   // ----------------------------------------------------------------------------------------------
@@ -522,7 +385,7 @@ class Engine {
   bool admit(Slot& s) {
     if (draining_.load() || (max_new_games_ >= 0 && games_started_ >= max_new_games_)) return false;
     const int64_t index = games_started_++;  // the game's number in this window seeds its generator
-    s.rng.seed(lz_mix(window_seed_ ^ lz_mix(static_cast<uint64_t>(index) + 1)));
+    s.rng.seed(mix64(window_seed_ ^ mix64(static_cast<uint64_t>(index) + 1)));
     s.rec.clear();
     s.rec.game_id = next_game_id_++;
     s.demoted = false;
@@ -619,7 +482,9 @@ class Engine {
       }
       s.phase = Phase::kLeafParked;
       s.queue = queue_index(s.route, RowKind::kObservation);
-      g_->query(&s.states[static_cast<size_t>(child) * sb_], 1, nullptr, nullptr, nullptr, nullptr, &s.key, nullptr);
+      uint64_t hash = 0;
+      g_->query(&s.states[static_cast<size_t>(child) * sb_], 1, nullptr, nullptr, nullptr, nullptr, &hash, nullptr);
+      set_key(s, hash);
       emit(s, /*use_cache=*/true);
       return;
     }
@@ -630,12 +495,14 @@ class Engine {
   // The root of a new move: observe, then request it.
   void start_move(Slot& s) {
     int8_t to_play = 0;
-    g_->query(s.game.data(), 1, &to_play, nullptr, nullptr, nullptr, &s.key, nullptr);
+    uint64_t hash = 0;
+    g_->query(s.game.data(), 1, &to_play, nullptr, nullptr, nullptr, &hash, nullptr);
     g_->observe(s.game.data(), 1, s.obs.data());
     g_->legal_mask(s.game.data(), 1, s.root_legal.data());
     s.root_to_play = to_play;
     s.route = n_routes_ == 1 ? 0 : to_play;
     s.queue = queue_index(s.route, RowKind::kObservation);
+    set_key(s, hash);
     s.search_gen = generation();
     s.phase = Phase::kRootParked;
     emit(s, /*use_cache=*/true);
@@ -953,7 +820,7 @@ class Engine {
       }
       ++fires_total_;
       r.last_fire = fires_total_;
-      if (has_cache()) cache_insert(*a, gen);
+      if (has_cache()) cache_.insert(n, a->key.data(), a->value.data(), a->logits.data(), gen);
     } else {
       std::lock_guard<std::mutex> lk(stats_mu_);
       ++stats_.stall_releases;
@@ -1025,7 +892,6 @@ class Engine {
   EngineConfig cfg_;
   int32_t A_ = 0, S_ = 0, sb_ = 0;
   int64_t obs_dim_ = 0;
-  uint64_t cache_mask_ = 0;
 
   // ----------------------------------------------------------------------------------------------
   // Per window (written by run_window before the workers see the window's slots).
@@ -1062,10 +928,7 @@ class Engine {
   std::atomic<bool> draining_{false};
   std::atomic<bool> window_running_{false};  // one window at a time
   std::atomic<int32_t> generation_{0};
-  std::shared_mutex cache_mu_;         // cache_* below
-  std::vector<uint64_t> cache_keys_;
-  std::vector<int32_t> cache_gen_;
-  std::vector<float> cache_pred_;      // [cap * (1 + A)]: value, then logits
+  InferenceCache cache_;               // workers read it, the scheduler writes it (its own lock)
   std::mutex stats_mu_;
   Telemetry stats_;                    // the scheduler's counters (fires, rows, seconds, demotions)
   std::atomic<int64_t> n_hits_{0}, n_misses_{0}, n_aliases_{0}, n_terminal_{0}, n_positions_{0}, n_games_{0};

@@ -311,3 +311,19 @@ def test_latent_model_search_equals_lzlite_search(rule):
         make_engine("connect4", rule, latent_model=True, infer_cache=64)
     with pytest.raises(TypeError, match="initial\\(\\) and recurrent\\(\\)"):
         eng.play_games(1, fake_net)
+
+
+def test_the_cache_keeps_routes_apart():
+    """Per-player routes may be different networks: a position inferred by one route's network (a leaf of its
+    search) is never served to the other's (as a root there)."""
+    def route_net(tag):
+        def infer(obs):
+            _, logits = fake_net(obs)
+            return np.full(len(obs), tag, np.float32), logits
+        return infer
+
+    eng = make_engine("tictactoe", n_games=8, n_threads=2, infer_cache=1 << 12, num_simulations=16)
+    rec = eng.play_games(40, [route_net(0.25), route_net(-0.5)], seed=3)
+    assert eng.telemetry()["cache_hits"] > 0
+    np.testing.assert_array_equal(rec.predicted_value[rec.to_play == 0], 0.25)
+    np.testing.assert_array_equal(rec.predicted_value[rec.to_play == 1], -0.5)
