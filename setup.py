@@ -1,7 +1,7 @@
 """Build lzlite and its native parts with `pip install -e .`.
 
-Three Cython extensions: the zoo's batched game binding (zoo._zoo), its bots and Connect Four solver
-(zoo._bots), and the search tree binding (lzlite.mcts.ctree._ctree). All wrap header-only C++17 cores that include no Python headers.
+Four Cython extensions: the zoo's batched game binding (zoo._zoo), its bots and Connect Four solver
+(zoo._bots), the search tree binding (lzlite.mcts.ctree._ctree) and the self-play engine (lzlite.engine._engine). All wrap header-only C++17 cores that include no Python headers.
 Set LZLITE_EXTS=zoo._zoo (comma-separated module names) to rebuild only some of them while developing.
 """
 import glob
@@ -39,6 +39,16 @@ EXTENSIONS = [
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     ),
     Extension(
+        "lzlite.engine._engine",
+        ["lzlite/engine/_engine.pyx"],
+        include_dirs=[np.get_include(), "lzlite/engine"],
+        depends=glob.glob("lzlite/engine/*.h") + glob.glob("lzlite/mcts/ctree/*.h"),
+        language="c++",
+        extra_compile_args=CXX_ARGS + ([] if sys.platform == "win32" else ["-pthread"]),
+        extra_link_args=[] if sys.platform == "win32" else ["-pthread"],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    ),
+    Extension(
         "lzlite.mcts.ctree._ctree",
         ["lzlite/mcts/ctree/_ctree.pyx"],
         include_dirs=[np.get_include(), "lzlite/mcts/ctree", "zoo"],
@@ -68,7 +78,8 @@ setup(
     long_description_content_type="text/markdown",
     python_requires=">=3.10",
     packages=find_packages(include=["lzlite", "lzlite.*", "zoo", "zoo.*"]),
-    package_data={"zoo": ["*.h", "*/*.h", "*.pxd", "*.pyx"], "lzlite.mcts.ctree": ["*.h", "*.pyx", "*.pxd"]},
+    package_data={"zoo": ["*.h", "*/*.h", "*.pxd", "*.pyx"], "lzlite.mcts.ctree": ["*.h", "*.pyx", "*.pxd"],
+                  "lzlite.engine": ["*.h", "*.pyx"]},
     ext_modules=cythonize(
         _selected_extensions(),
         compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False},

@@ -27,8 +27,8 @@ from typing import Dict, Iterator, List, Tuple
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LAYERS = ("registry", "config", "telemetry", "distributed", "envs", "buffer", "model", "mcts", "policy", "worker",
-          "cluster", "entry", "webui")
+LAYERS = ("registry", "config", "telemetry", "distributed", "envs", "buffer", "model", "mcts", "engine", "policy",
+          "worker", "cluster", "entry", "webui")
 TOP = "lzlite"  # lzlite/__init__.py, the public API: above every layer
 ZOO_MAY_IMPORT = LAYERS[:LAYERS.index("envs") + 1]
 # zoo modules that hold a registered policy subclass (a shipped recipe's variant): they may import up to policy

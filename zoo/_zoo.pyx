@@ -18,6 +18,7 @@ import numpy as np
 from lzlite.envs.base import IllegalActionError
 
 cimport numpy as cnp
+from cpython.pycapsule cimport PyCapsule_New
 
 cnp.import_array()
 
@@ -89,6 +90,14 @@ cdef class BatchGame:
 
     def __reduce__(self):
         return (BatchGame, (self.name,))
+
+    def game_table(self):
+        """The game's function table (lzlite/engine/game_api.h) as a PyCapsule named "lzlite.GameTable".
+
+        Native lzlite code (the self-play engine) reaches the game through it; the table is static, so
+        the capsule stays valid for the life of the process.
+        """
+        return PyCapsule_New(<void*>self.t, b"lzlite.GameTable", NULL)
 
     # ----------------------------------------------------------------------------- input checks
     def _states(self, states, str arg="states"):
