@@ -372,6 +372,9 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
                 if scheduler is not None:
                     stats.update(scheduler.stats())
                 logger.scalars("cluster", stats, env_steps)
+                logger.status(env_steps=env_steps, train_iter=learner.train_iter, buffer_size=buffer.num_transitions,
+                              weights_version=publisher.version, actors_alive=int(stats["actors_alive"]),
+                              **({"policy_lag": stats["policy_lag_mean"]} if "policy_lag_mean" in stats else {}))
                 if lstats:
                     logger.scalars("learn", lstats, env_steps)
                 logger.update(env_steps if run.bar_in_env_steps else learner.train_iter,

@@ -1,5 +1,6 @@
 """A learner and actors end to end on tiny tic-tac-toe: the replay ratio held, actors killed and restarted, the
 learner killed and resumed with actors reconnecting over PUB weights, bounded memory under a flood."""
+import json
 import os
 import re
 import signal
@@ -254,3 +255,18 @@ def test_sigterm_stops_the_learner_and_its_actors_cleanly(tmp_path):
     assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
     state = torch.load(run_dir / "ckpt" / "last.pt", weights_only=True)
     assert state["counters"]["env_steps"] > 0
+
+
+def test_the_learner_reports_its_actors_and_weights_in_the_redis_status(tmp_path, redis_server):
+    """The web UI's run status (docs/architecture.md, "Redis keys") from a learner with an actor."""
+    run_dir = tmp_path / "run"
+    proc = _lzlite("--cfg", _config_file(tmp_path, free_port()), "--actors", "1", "--max-env-step", "1500",
+                   "--run-dir", str(run_dir), "--redis", redis_server.url)
+    out = proc.communicate(timeout=240)[0].decode()
+    assert proc.returncode == 0, out[-3000:]
+    client = redis_server.client()
+    (run,) = client.zrange("lzlite:runs", 0, -1)
+    status = json.loads(client.get(f"lzlite:run:{run}:status"))
+    assert status["role"] == "learner" and status["actors_alive"] == 1
+    assert 0 < status["weights_version"] <= status["train_iter"] and status["env_steps"] > 0
+    assert status["buffer_size"] > 0 and "policy_lag" in status
