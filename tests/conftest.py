@@ -4,6 +4,7 @@ The server is the system's ``redis-server`` (``.ci/run`` installs it; ``apt-get 
 per test run on a free port of 127.0.0.1 with persistence off. Without it (or without the ``redis`` package) the
 tests that need it are skipped with that reason.
 """
+import atexit
 import os
 import shutil
 import socket
@@ -71,20 +72,30 @@ def _redis_server_exe() -> str:
     return exe
 
 
-@pytest.fixture(scope="session")
-def redis_session():
-    """One redis-server for the whole test run."""
-    server = RedisServer(_redis_server_exe()).start()
-    yield server
-    server.stop()
-    shutil.rmtree(server.dir, ignore_errors=True)
+_SHARED: "RedisServer | None" = None  # one redis-server for the whole test run, started on first use
+
+
+def _stop_shared() -> None:
+    if _SHARED is not None:
+        _SHARED.stop()
+        shutil.rmtree(_SHARED.dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def redis_shared():
+    """The test run's one redis-server (started by the first test that needs it, stopped when pytest exits)."""
+    global _SHARED
+    if _SHARED is None:
+        _SHARED = RedisServer(_redis_server_exe()).start()
+        atexit.register(_stop_shared)
+    return _SHARED
 
 
 @pytest.fixture
-def redis_server(redis_session):
+def redis_server(redis_shared):
     """The shared redis-server, emptied before the test."""
-    redis_session.client().flushdb()
-    return redis_session
+    redis_shared.client().flushdb()
+    return redis_shared
 
 
 @pytest.fixture

@@ -3,8 +3,8 @@
 A process that exits with code 0 left on the learner's STOP and is not restarted; any other exit (a crash, a
 kill) is restarted at once.
 
-Each actor is ``python -m lzlite.entry --cfg RUN_DIR/config.py --role actor ...`` in its own session (a Ctrl-C in
-the terminal reaches the learner only; the learner saves, then the supervisor stops the actors with SIGTERM and,
+Each actor is ``python -m lzlite.entry --cfg RUN_DIR/config.py --role actor ...`` in its own process group (a
+Ctrl-C in the terminal reaches the learner only; the learner saves, then the supervisor stops the actors with SIGTERM and,
 after a grace period, SIGKILL). Its output goes to ``RUN_DIR/actors/actor_<k>.log``; starts, exits and restarts are
 written to ``RUN_DIR/actors/supervisor.log`` with process ids and times.
 """

@@ -73,17 +73,17 @@ def _until(ws, pred, timeout=10.0):
 
 
 @pytest.fixture(scope="module")
-def live(redis_session, tmp_path_factory):
+def live(redis_shared, tmp_path_factory):
     """A tiny AlphaZero run that published to Redis; the bridge serving it (and a built-UI folder)."""
-    redis_session.client().flushdb()
+    redis_shared.client().flushdb()
     run_dir = tmp_path_factory.mktemp("bridge") / "run"
     cfg = tiny_config("alphazero", eval_num_simulations=EVAL_SIMS)
-    cfg[0]["logger"] = dict(redis_url=redis_session.url, spectate_games=2)
+    cfg[0]["logger"] = dict(redis_url=redis_shared.url, spectate_games=2)
     train_alphazero(cfg, seed=0, max_env_step=120, run_dir=str(run_dir), progress=False)
     ui_dir = tmp_path_factory.mktemp("dist")
     (ui_dir / "index.html").write_text("<!doctype html><title>lzlite test UI</title>")
-    with Bridge(redis_session.url, str(ui_dir)) as bridge:
-        yield dict(redis=redis_session, run=redis_session.client().zrange(RUNS_KEY, 0, -1)[0], run_dir=str(run_dir),
+    with Bridge(redis_shared.url, str(ui_dir)) as bridge:
+        yield dict(redis=redis_shared, run=redis_shared.client().zrange(RUNS_KEY, 0, -1)[0], run_dir=str(run_dir),
                    bridge=bridge)
 
 
