@@ -21,6 +21,7 @@ import zmq
 
 from lzlite.cluster import wire
 from lzlite.config import ConfigError, compile_config, load_config_file
+from lzlite.telemetry.logger import RunLogger
 from lzlite.worker.checkpoint import CheckpointError, load_checkpoint
 from lzlite.worker.run import build_components, set_global_seed
 
@@ -49,8 +50,9 @@ class Actor:
     """
 
     def __init__(self, cfg: Any, learner: str, actor_id: int, weights_file: Optional[str] = None,
-                 parent_pid: Optional[int] = None) -> None:
+                 parent_pid: Optional[int] = None, logger: Optional[RunLogger] = None) -> None:
         self.cfg, self.pcfg = cfg, cfg.policy
+        self.logger = logger  # Redis only: this actor's status and spectated games under the learner's run id
         self.actor_id = int(actor_id)
         self.instance = random.SystemRandom().getrandbits(63)
         self.weights_file = weights_file
@@ -213,7 +215,8 @@ class Actor:
                 t0 = time.perf_counter()
                 paused_before = self.times["paused_s"] + self.times["load_s"]
                 segments, _ = self.collector.collect(train_iter=max(self.version, 0), should_stop=self._should_exit,
-                                                     progress=between_moves)
+                                                     progress=between_moves,
+                                                     on_move=self.logger.move_hook if self.logger else None)
                 self.times["play_s"] += time.perf_counter() - t0 - (self.times["paused_s"] + self.times["load_s"]
                                                                      - paused_before)
                 if self._should_exit():
@@ -230,6 +233,8 @@ class Actor:
                     actor_id=self.actor_id, actor_instance=self.instance, env_steps=self.env_steps,
                     episodes=self.episodes, version=self.version, pickup_latency_s=self.pickup_latency,
                     **self.times)), wait_s=0.0)
+                if self.logger is not None:
+                    self.logger.status(env_steps=self.env_steps, weights_version=max(self.version, 0))
                 collects += 1
         finally:
             self.push.close(0)
@@ -240,7 +245,7 @@ class Actor:
 
 def run_actor(cfg_path: str, learner: str, actor_id: int, seed: Optional[int] = None,
               weights_file: Optional[str] = None, parent_pid: Optional[int] = None, device: Optional[str] = None,
-              role: str = "actor") -> int:
+              role: str = "actor", run_id: Optional[str] = None) -> int:
     """``python -m lzlite.entry --role actor`` (or ``reanalyzer``): an actor / a reanalyze process for the learner at
     ``learner``; returns its exit code.
 
@@ -258,12 +263,20 @@ def run_actor(cfg_path: str, learner: str, actor_id: int, seed: Optional[int] = 
         from lzlite.cluster.reanalyze import Reanalyzer  # (it subclasses Actor: imported here, not at the top)
 
         cls = Reanalyzer
-    actor = cls(cfg, learner, actor_id, weights_file=weights_file, parent_pid=parent_pid)
+    logger = None
+    if role == "actor" and run_id and cfg.logger.redis_url:  # the learner's run id: report under its run
+        logger = RunLogger(os.path.dirname(os.path.abspath(cfg_path)), cfg=cfg, role="actor", actor_id=actor_id,
+                           run_id=run_id, progress=False)
+    actor = cls(cfg, learner, actor_id, weights_file=weights_file, parent_pid=parent_pid, logger=logger)
 
     def on_signal(signum: int, _frame: Any) -> None:
         actor.stop_requested = True
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, on_signal)
-    actor.run()
+    try:
+        actor.run()
+    finally:
+        if logger is not None:
+            logger.close()
     return 0

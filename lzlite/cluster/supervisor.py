@@ -45,8 +45,10 @@ class Supervisor:
     """
 
     def __init__(self, cfg_path: str, addresses: Sequence[str], num_actors: int, seed: int, weights_file: str,
-                 log_dir: str, device: Optional[str] = None, num_reanalyzers: int = 0) -> None:
+                 log_dir: str, device: Optional[str] = None, num_reanalyzers: int = 0,
+                 run_id: Optional[str] = None) -> None:
         self.cfg_path, self.addresses = cfg_path, list(addresses)
+        self.run_id = run_id  # the learner's run id in Redis: actors report their status and games under it
         self.num_actors, self.seed = int(num_actors), int(seed)
         self.weights_file, self.log_dir, self.device = weights_file, log_dir, device
         # (role, its number): actors 0..N-1, then the reanalyze processes
@@ -72,6 +74,8 @@ class Supervisor:
                "--weights-file", self.weights_file, "--parent-pid", str(os.getpid())]
         if self.device is not None:
             cmd += ["--device", self.device]
+        if self.run_id is not None:
+            cmd += ["--run-id", self.run_id]
         env = dict(os.environ)  # the actors import this lzlite and zoo, installed or not
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_SOURCE_ROOT, env.get("PYTHONPATH", "")) if p)
         with open(os.path.join(self.log_dir, f"{role}_{k}.log"), "ab") as out:

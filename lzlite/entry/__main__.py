@@ -103,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="the learner an actor joins (its policy.cluster_port)")
     cluster.add_argument("--actor-id", type=_non_negative_int, default=0, metavar="K",
                          help="this actor's number in the learner's logs (default 0)")
+    cluster.add_argument("--run-id", default=None, metavar="ID",
+                         help="an actor with logger.redis_url: the learner's run id in Redis (its status shows it; "
+                              "local actors get it from the learner), under which it reports its status and games")
     cluster.add_argument("--weights-file", default=None, metavar="PATH",
                          help="an actor on the learner's file system reads weights from RUN_DIR/weights/latest.pt; "
                               "without it, weights come over the learner's PUB socket")
@@ -174,7 +177,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             from lzlite.cluster.actor import run_actor
 
             return run_actor(args.cfg, args.learner, args.actor_id, seed=args.seed, weights_file=args.weights_file,
-                             parent_pid=args.parent_pid, device=args.device, role=args.role)
+                             run_id=args.run_id, parent_pid=args.parent_pid, device=args.device, role=args.role)
         if args.learner:
             raise ConfigError("--learner is an actor's option: add --role actor (or reanalyzer)")
         main_config, create_config = load_config_file(args.cfg)

@@ -187,7 +187,7 @@ def _train_async(run: Any, num_actors: int, device: Optional[str]) -> Any:
             addresses = [f"tcp://127.0.0.1:{base_port + 3 * r}" for r in range(run.world_size)]
             supervisor = Supervisor(os.path.join(run.run_dir, "config.py"), addresses, num_actors, run.cfg.seed,
                                     weights_path(run.run_dir), os.path.join(run.run_dir, "actors"), device=device,
-                                    num_reanalyzers=int(run.cfg.policy.num_reanalyzers))
+                                    num_reanalyzers=int(run.cfg.policy.num_reanalyzers), run_id=run.logger.run_id)
             supervisor.start()
 
     stop = StopSignal()

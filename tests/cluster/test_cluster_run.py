@@ -257,8 +257,9 @@ def test_sigterm_stops_the_learner_and_its_actors_cleanly(tmp_path):
     assert state["counters"]["env_steps"] > 0
 
 
-def test_the_learner_reports_its_actors_and_weights_in_the_redis_status(tmp_path, redis_server):
-    """The web UI's run status (docs/architecture.md, "Redis keys") from a learner with an actor."""
+def test_the_learner_and_its_actor_report_to_redis(tmp_path, redis_server):
+    """The web UI's run status, actor key and spectated games (docs/architecture.md, "Redis keys") from a learner with
+    an actor."""
     run_dir = tmp_path / "run"
     proc = _lzlite("--cfg", _config_file(tmp_path, free_port()), "--actors", "1", "--max-env-step", "1500",
                    "--run-dir", str(run_dir), "--redis", redis_server.url)
@@ -270,3 +271,7 @@ def test_the_learner_reports_its_actors_and_weights_in_the_redis_status(tmp_path
     assert status["role"] == "learner" and status["actors_alive"] == 1
     assert 0 < status["weights_version"] <= status["train_iter"] and status["env_steps"] > 0
     assert status["buffer_size"] > 0 and "policy_lag" in status
+    actor = json.loads(client.get(f"lzlite:run:{run}:actor:0"))  # the actor reports under the learner's run id
+    assert actor["actor"] == 0 and actor["env_steps"] > 0 and actor["weights_version"] > 0
+    games = [json.loads(fields["event"]) for _, fields in client.xrange(f"lzlite:run:{run}:games")]
+    assert games and all(g["game_id"].startswith("actor0-") for g in games)  # spectated games come from the actor
