@@ -1,14 +1,16 @@
 """Synchronous loop vs a learner with 1 and 2 actors, side by side in one run; then a flood of the learner.
 
-    python benchmarks/bench_async.py                      # Connect Four AlphaZero, default net, ~10 minutes
-    python benchmarks/bench_async.py --env-steps 3000 --flood-s 10
+    python benchmarks/bench_async.py                      # Connect Four AlphaZero, default net, ~15 minutes
+    python benchmarks/bench_async.py --env-steps 3000 --modes 0,1,2 --flood-s 10
 
 Every mode trains the same config (zoo/connect4/alphazero_config.py, its default network and replay_ratio) for
 the same number of env steps from scratch, as `python -m lzlite.entry` does, with smaller collects
 (``--games`` games per collect in every mode; the rate limiter's least band is one such collect's learner steps) and
 no evaluation until the final one. Printed per mode: env steps/s and learner steps/s (wall, start to end, the
 actors' start-up included), their ratios to the synchronous loop, the achieved replay ratio, the mean / max
-policy lag (learner steps), the learner's idle fraction and where the actors spend their time.
+policy lag (learner steps), the learner's idle fraction and where the actors spend their time. Modes ending in
+``e`` (``0e``, ``1e``) collect with the self-play engine (``engine_collector``, inference cache on) instead of the
+lock-step collector: the engine in the synchronous loop, and in the actor.
 
 The flood: ``--flood-actors`` processes PUSH the same valid Connect Four episode as fast as they can at one
 learner receiver, whose consumer moves every episode into a replay buffer as the learner loop does; printed:
@@ -36,6 +38,7 @@ from lzlite.config import compile_config, load_config_file, save_config  # noqa:
 from lzlite.worker.run import build_components  # noqa: E402
 
 CONFIG = os.path.join(REPO, "zoo", "connect4", "alphazero_config.py")
+ENGINE_CACHE = 1 << 16  # positions the engine's inference cache holds in the 'e' modes
 
 
 def _free_port() -> int:
@@ -46,8 +49,11 @@ def _free_port() -> int:
         return s.getsockname()[1] if s.getsockname()[1] < 65000 else _free_port()
 
 
-def _bench_config(tmp: str, games: int, port: int) -> str:
+def _bench_config(tmp: str, games: int, port: int, engine: bool = False) -> str:
     main, create = load_config_file(CONFIG)
+    if engine:  # the self-play engine with its inference cache, in the loop's collector or the actors'
+        create["collector"] = dict(type="engine_collector")
+        main["policy"].update(engine_infer_cache=ENGINE_CACHE, engine_batch_size=min(256, games))
     # the rate limiter's least band: one collect's learner steps (games x ~30 Connect Four moves x replay_ratio), so
     # the ratio is held that closely over a short run while an actor's burst of episodes does not pause the others
     slack = max(1, round(games * 30 * main["policy"]["replay_ratio"]))
@@ -55,7 +61,7 @@ def _bench_config(tmp: str, games: int, port: int) -> str:
                           eval_bots=["random"], eval_optimal_move_rate=False, save_ckpt_freq=10**7,
                           cluster_port=port, rate_limit_slack=slack)
     cfg = compile_config(main, create, seed=0)
-    path = os.path.join(tmp, "bench_config.py")
+    path = os.path.join(tmp, "bench_config_engine.py" if engine else "bench_config.py")
     save_config(cfg, path)
     return path
 
@@ -142,33 +148,39 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--env-steps", type=int, default=6000, help="env steps each mode trains for")
     p.add_argument("--games", type=int, default=32, help="games per collect (every mode)")
-    p.add_argument("--modes", default="0,1,2", help="actor counts to run; 0 is the synchronous loop")
+    p.add_argument("--modes", default="0,1,2,0e,1e",
+                   help="actor counts to run (0: the synchronous loop); a trailing e collects with the self-play "
+                        "engine and its inference cache instead of the lock-step collector")
     p.add_argument("--flood-actors", type=int, default=2)
     p.add_argument("--flood-s", type=float, default=15.0)
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        cfg_path = _bench_config(tmp, args.games, _free_port())
+        port = _free_port()
+        cfg_paths = {False: _bench_config(tmp, args.games, port), True: _bench_config(tmp, args.games, port, True)}
         rows = {}
-        for actors in [int(x) for x in args.modes.split(",")]:
-            rows[actors] = _run(cfg_path, args.env_steps, actors, os.path.join(tmp, f"run{actors}"))
-            print(f"done: {actors} actors: {rows[actors]}", flush=True)
-        base = rows.get(0)
+        for mode in args.modes.split(","):
+            actors, engine = int(mode.rstrip("e")), mode.endswith("e")
+            rows[mode] = _run(cfg_paths[engine], args.env_steps, actors, os.path.join(tmp, f"run{mode}"))
+            print(f"done: {mode}: {rows[mode]}", flush=True)
+        base = rows.get("0")
         nan = float("nan")
         print(f"\nConnect Four AlphaZero (default net), {args.env_steps} env steps per mode, {args.games} games per "
               f"collect, {os.cpu_count()} CPUs")
-        print(f"{'mode':<18}{'env st/s':>10}{'x sync':>8}{'learn st/s':>11}{'x sync':>8}{'ratio':>8}{'lag mean':>9}"
+        print(f"{'mode':<25}{'env st/s':>10}{'x sync':>8}{'learn st/s':>11}{'x sync':>8}{'ratio':>8}{'lag mean':>9}"
               f"{'lag max':>8}{'idle':>7}{'act play':>9}{'act pause':>10}{'act send':>9}")
-        for actors, s in rows.items():
+        for mode, s in rows.items():
+            actors = int(mode.rstrip("e"))
             name = "synchronous" if actors == 0 else f"learner+{actors} actor" + ("s" if actors > 1 else "")
+            name += ", engine" if mode.endswith("e") else ""
             ratio = s["train_iter"] / max(s["env_steps"], 1)
             rel = (lambda k: s[k] / base[k]) if base else (lambda k: float("nan"))
-            print(f"{name:<18}{s['env_steps_per_s']:>10.1f}{rel('env_steps_per_s'):>8.2f}"
+            print(f"{name:<25}{s['env_steps_per_s']:>10.1f}{rel('env_steps_per_s'):>8.2f}"
                   f"{s['learner_steps_per_s']:>11.2f}{rel('learner_steps_per_s'):>8.2f}{ratio:>8.3f}"
                   f"{s.get('policy_lag_mean', 0):>9.1f}{s.get('policy_lag_max', 0):>8.0f}"
                   f"{s.get('learner_idle_fraction', nan):>7.2f}{s.get('actor_play_fraction', nan):>9.2f}"
                   f"{s.get('actor_paused_fraction', nan):>10.2f}{s.get('actor_send_wait_fraction', nan):>9.2f}")
         if args.flood_actors:
-            f = flood(cfg_path, args.flood_actors, args.flood_s)
+            f = flood(cfg_paths[False], args.flood_actors, args.flood_s)
             print(f"\nflood: {args.flood_actors} local actors pushing one {f['moves_per_episode']}-move episode: "
                   f"{f['bytes_per_episode']} bytes per episode; the learner ingests {f['ingest_episodes_per_s']:.0f} "
                   f"episodes/s ({f['ingest_env_steps_per_s']:.0f} env steps/s) into its buffer; drops {f['drops']}")
