@@ -88,6 +88,7 @@ cdef extern from "engine.h" namespace "lzlite::engine":
         vector[int32_t] visit_counts
         vector[float] improved_policy
         vector[float] qvalues
+        vector[float] root_prior
         vector[int32_t] generation
         cbool done
         int32_t winner
@@ -460,6 +461,7 @@ cdef object _records(_Window w, int A, tuple obs_shape):
     visits = np.empty((R, A), np.int32)
     improved = np.empty((R, A), np.float32)
     qvalues = np.empty((R, A), np.float32)
+    prior = np.empty((R, A), np.float32)
     generation = np.empty(R, np.int32)
     game_id = np.empty(len(order), np.int64)
     done = np.empty(len(order), np.bool_)
@@ -469,6 +471,7 @@ cdef object _records(_Window w, int A, tuple obs_shape):
     cdef int32_t[:, ::1] vc = visits
     cdef float[:, ::1] ip = improved
     cdef float[:, ::1] qv = qvalues
+    cdef float[:, ::1] rp = prior
     cdef uint8_t[:, ::1] lg = legal.view(np.uint8)
     cdef int32_t[::1] ge = generation
     cdef size_t at = 0, L
@@ -488,6 +491,7 @@ cdef object _records(_Window w, int A, tuple obs_shape):
         memcpy(&vc[at, 0], r.visit_counts.data(), L * A * sizeof(int32_t))
         memcpy(&ip[at, 0], r.improved_policy.data(), L * A * sizeof(float))
         memcpy(&qv[at, 0], r.qvalues.data(), L * A * sizeof(float))
+        memcpy(&rp[at, 0], r.root_prior.data(), L * A * sizeof(float))
         memcpy(&lg[at, 0], r.legal.data(), L * A)
         memcpy(&ge[at], r.generation.data(), L * sizeof(int32_t))
         action[at:at + L] = np.asarray(<int32_t[:L]>r.action.data())
@@ -498,5 +502,5 @@ cdef object _records(_Window w, int A, tuple obs_shape):
     w.out.clear()
     return Records(obs=obs.reshape((R,) + obs_shape), action=action, reward=reward, to_play=to_play,
                    legal_mask=legal, root_value=root_value, predicted_value=predicted, visit_counts=visits,
-                   improved_policy=improved, qvalues=qvalues, generation=generation, game_start=starts, game_id=game_id,
+                   improved_policy=improved, qvalues=qvalues, root_prior=prior, generation=generation, game_start=starts, game_id=game_id,
                    game_done=done, game_winner=winner)

@@ -221,7 +221,7 @@ class Engine {
   struct Slot {
     Slot(int32_t id_, const mcts::TreeConfig& tc, int32_t S, int32_t sb, int64_t obs_dim, int32_t A)
         : id(id_), tree(tc), states(static_cast<size_t>(S + 1) * sb), game(sb), obs(obs_dim),
-          legal(A), root_legal(A), pred_logits(A), noise(A), gumbel(A), visits(A), qvalues(A),
+          legal(A), root_legal(A), pred_logits(A), noise(A), gumbel(A), prior(A), visits(A), qvalues(A),
           improved(A), rng(0) {}
     const int32_t id;
     mcts::Tree tree;                  // one root; its node k lives at states[k].
@@ -232,6 +232,7 @@ class Engine {
     std::vector<uint8_t> root_legal;  // [A]
     std::vector<float> pred_logits;   // [A] the prediction being delivered
     std::vector<float> noise, gumbel; // [A] root noise of the current search
+    std::vector<float> prior;         // [A] the current search's root prior (after the Dirichlet noise)
     std::vector<int32_t> visits;      // [A] outputs scratch
     std::vector<float> qvalues, improved;
     std::mt19937_64 rng;              // the game's own generator
@@ -532,7 +533,24 @@ class Engine {
     }
     s.tree.reset(s.pred_logits.data(), &s.pred_value, s.root_legal.data(), noise,
                  noise != nullptr ? sp.root_noise_weight : 0.0, gumbel, nullptr, nullptr);
+    root_prior(s, noise != nullptr ? sp.root_noise_weight : 0.0);
     s.phase = Phase::kSimulate;
+  }
+
+  // s.prior = softmax of the root logits over the legal moves, mixed with the noise in s.noise at `weight`
+  // (as lzlite.mcts.search reports its root_prior); recorded with the move.
+  void root_prior(Slot& s, double weight) {
+    double hi = -std::numeric_limits<double>::infinity(), total = 0.0;
+    for (int32_t a = 0; a < A_; ++a) if (s.root_legal[a]) hi = std::max(hi, static_cast<double>(s.pred_logits[a]));
+    for (int32_t a = 0; a < A_; ++a) {
+      const double e = s.root_legal[a] ? std::exp(static_cast<double>(s.pred_logits[a]) - hi) : 0.0;
+      s.prior[a] = static_cast<float>(e);
+      total += e;
+    }
+    for (int32_t a = 0; a < A_; ++a) {
+      const double p = total > 0.0 ? s.prior[a] / total : 0.0;
+      s.prior[a] = static_cast<float>(weight > 0.0 && s.root_legal[a] ? (1.0 - weight) * p + weight * s.noise[a] : p);
+    }
   }
 
   // Dirichlet(alpha) over the legal root actions as normalised Gamma(alpha, 1) draws.
@@ -576,6 +594,7 @@ class Engine {
     r.predicted_value.push_back(s.root_net_value);
     r.visit_counts.insert(r.visit_counts.end(), s.visits.begin(), s.visits.end());
     r.improved_policy.insert(r.improved_policy.end(), s.improved.begin(), s.improved.end());
+    r.root_prior.insert(r.root_prior.end(), s.prior.begin(), s.prior.end());
     r.qvalues.insert(r.qvalues.end(), s.qvalues.begin(), s.qvalues.end());
     r.generation.push_back(s.search_gen);
     const int64_t a64 = action;

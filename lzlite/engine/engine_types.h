@@ -88,6 +88,7 @@ struct GameRecord {
   std::vector<int32_t> visit_counts;    // [L * A]
   std::vector<float> improved_policy;   // [L * A] PUCT: visit distribution; Gumbel: improved policy.
   std::vector<float> qvalues;           // [L * A] root Q from the root's view; 0 where unvisited.
+  std::vector<float> root_prior;        // [L * A] the root prior (after the Dirichlet noise).
   std::vector<int32_t> generation;      // [L] weights generation when the move's search began.
   bool done = false;                    // the last move ended the game.
   int32_t winner = -1;                  // when done: 0 / 1, or -1 for a draw.
@@ -95,7 +96,8 @@ struct GameRecord {
   size_t size() const { return action.size(); }
   void clear() {
     obs.clear(); action.clear(); reward.clear(); to_play.clear(); legal.clear(); root_value.clear();
-    predicted_value.clear(); visit_counts.clear(); improved_policy.clear(); qvalues.clear(); generation.clear();
+    predicted_value.clear(); visit_counts.clear(); improved_policy.clear(); qvalues.clear(); root_prior.clear();
+    generation.clear();
     done = false; winner = -1; game_id = -1;
   }
 };

@@ -12,6 +12,7 @@ Row i is the position before move i of the window (games back to back, in the or
     visit_counts    [R, A] int32                root children visits
     improved_policy [R, A] float32              PUCT: visit distribution; Gumbel: softmax(logits + sigma(completed Q))
     qvalues         [R, A] float32              root Q from the root's view; 0 where unvisited
+    root_prior      [R, A] float32              the root prior the search used (after the Dirichlet noise)
     generation      [R] int32                   weights generation when the move's search began
 
 and per game g (G games): ``game_start`` [G + 1] int64 row offsets (game g is rows game_start[g] ..
@@ -42,6 +43,7 @@ class Records:
     visit_counts: np.ndarray
     improved_policy: np.ndarray
     qvalues: np.ndarray
+    root_prior: np.ndarray
     generation: np.ndarray
     game_start: np.ndarray
     game_id: np.ndarray

@@ -225,7 +225,7 @@ class Policy:
         legal_mask = venv.legal_mask()[idx]
         collect = mode == "collect"
         out = self._search_roots(
-            self._adapter_for(venv), self._hook_root_input(venv, idx), legal_mask, rng,
+            self.search_adapter(venv), self._hook_root_input(venv, idx), legal_mask, rng,
             search_cfg=self.search_cfg if collect else self.eval_search_cfg,
             temperature=temperature if collect else 0.0, add_noise=collect, greedy=greedy if collect else None,
             reuse_action=reuse_action, reuse_value=reuse_value,
@@ -235,6 +235,17 @@ class Policy:
             bad = int(np.flatnonzero(~legal)[0])
             raise RuntimeError(f"search chose illegal action {int(out.action[bad])} for env {int(idx[bad])}")
         return out
+
+    def search_adapter(self, venv: Any) -> Any:
+        """The policy's network as its search sees it on ``venv``'s game (``_hook_make_adapter``; one per game).
+
+        ``act`` searches through it; a collector that runs the search elsewhere (the self-play engine) takes the
+        network calls from it: ``net_fn`` of an ``AlphaZeroAdapter``, the model of a ``LatentModelAdapter``.
+        """
+        key = getattr(venv, "game_name", type(venv).__name__)  # adapters depend on the game, not the instance
+        if key not in self._adapters:
+            self._adapters[key] = self._hook_make_adapter(self._unwrap(self.model), venv)
+        return self._adapters[key]
 
     def _search_roots(self, adapter: Any, root_input: Any, legal_mask: np.ndarray, rng: np.random.Generator,
                       search_cfg: Any = None, **search_kwargs: Any) -> Any:
@@ -348,12 +359,6 @@ class Policy:
         raise NotImplementedError
 
     # ----------------------------------------------------------------- helpers
-    def _adapter_for(self, venv: Any) -> Any:
-        key = getattr(venv, "game_name", type(venv).__name__)  # adapters depend on the game, not the instance
-        if key not in self._adapters:
-            self._adapters[key] = self._hook_make_adapter(self._unwrap(self.model), venv)
-        return self._adapters[key]
-
     @staticmethod
     def _unwrap(model: torch.nn.Module) -> torch.nn.Module:
         return model.module if hasattr(model, "module") else model

@@ -23,6 +23,7 @@ from lzlite.config import Range, at_least
 from lzlite.mcts.adapters import AlphaZeroAdapter, LatentModelAdapter
 from lzlite.mcts.types import SearchOutput
 from lzlite.registry import COLLECTOR_REGISTRY
+from lzlite.telemetry.events import MoveEvent, MoveHook, cells_from_observation
 from lzlite.worker.collector import Collector
 
 __all__ = ["EngineCollector"]
@@ -76,7 +77,7 @@ class EngineCollector:
         if extra:
             raise ValueError(f"{type(policy).__name__} needs per-step records {extra} (step_fields) that "
                              f"engine_collector cannot make; use collector type 'episode_collector'")
-        adapter = policy._adapter_for(venv)  # the policy's network as its search sees it (the adapter seam)
+        adapter = policy.search_adapter(venv)  # the policy's network as its search sees it
         if not isinstance(adapter, (AlphaZeroAdapter, LatentModelAdapter)):
             raise ValueError(f"engine_collector searches real game states (AlphaZero family) or a MuZero-style latent "
                              f"model; {type(policy).__name__} searches with {type(adapter).__name__}: use collector "
@@ -115,7 +116,7 @@ class EngineCollector:
     def collect(self, n_episode: Optional[int] = None, train_iter: int = 0,
                 should_stop: Optional[Callable[[], bool]] = None,
                 progress: Optional[Callable[[int], None]] = None,
-                on_move: Optional[Callable[[Any], None]] = None) -> Tuple[List[GameSegment], Dict[str, float]]:
+                on_move: Optional[MoveHook] = None) -> Tuple[List[GameSegment], Dict[str, float]]:
         """Play ``n_episode`` full episodes; return their GameSegments and statistics.
 
         Args:
@@ -124,8 +125,9 @@ class EngineCollector:
             should_stop: asked before every network call; once it returns True the games in progress are
                 abandoned and the call returns no segments (the training loop drops such a collect whole).
             progress: called after every network call with the moves finished games hold so far.
-            on_move: the spectator hook of the collector contract; the engine plays in C++ and does not
-                report single moves, so it is not called.
+            on_move: the spectator hook of the collector contract: a ``MoveEvent`` for every move of this call's
+                first ``on_move.games`` games (board games). The engine plays in C++, so the events come from its
+                records once the games have ended, each game's moves in order, not as they are played.
         """
         policy = self.policy
         n_episode = int(n_episode or self.cfg.n_episode)
@@ -143,6 +145,8 @@ class EngineCollector:
             return [], dict(episodes=0.0, env_steps=0.0)
         elapsed = time.perf_counter() - t0
         segments, returns, lengths = self._segments(records)
+        if on_move is not None and on_move.games and self.venv.two_player:
+            self._report_moves(on_move, records)
         steps = len(records)
         self.env_steps += steps
         self.episodes += len(returns)
@@ -191,7 +195,7 @@ class EngineCollector:
         seg_len = self.cfg.game_segment_length
         out = SearchOutput(action=rec.action, visit_counts=rec.visit_counts, root_value=rec.root_value,
                            qvalues=rec.qvalues, improved_policy=rec.improved_policy,
-                           root_prior=np.zeros_like(rec.improved_policy), predicted_value=rec.predicted_value)
+                           root_prior=rec.root_prior, predicted_value=rec.predicted_value)
         target = self.policy.policy_target(out)
         segments: List[GameSegment] = []
         returns: List[float] = []
@@ -211,6 +215,25 @@ class EngineCollector:
             returns.append(float(rec.reward[rows].sum()))
             lengths.append(rows.stop - rows.start)
         return segments, returns, lengths
+
+    def _report_moves(self, on_move: MoveHook, rec: Any) -> None:
+        """``on_move`` a MoveEvent for each move of the window's first ``on_move.games`` games (in the order they
+        started; game ids count this collector's episodes, as the lock-step collector's do)."""
+        game, (n_rows, n_cols) = self.venv.game_name, rec.obs.shape[-2:]
+        for g, rows in enumerate(rec.games()):
+            if g >= on_move.games:
+                break
+            cells = cells_from_observation(rec.obs[rows], rec.to_play[rows])
+            for k, t in enumerate(range(rows.start, rows.stop)):
+                moves = np.flatnonzero(rec.legal_mask[t])
+                done = t == rows.stop - 1
+                on_move(MoveEvent(
+                    game_id=str(self.episodes + g), game=game, ply=k, rows=int(n_rows), cols=int(n_cols),
+                    cells=cells[k].tolist(), to_play=int(rec.to_play[t]), action=int(rec.action[t]),
+                    legal=moves.tolist(), visits=rec.visit_counts[t, moves].astype(int).tolist(),
+                    q=rec.qvalues[t, moves].astype(float).tolist(), prior=rec.root_prior[t, moves].astype(float).tolist(),
+                    root_value=float(rec.root_value[t]), done=done,
+                    winner=int(rec.game_winner[g]) if done else -1))
 
     def _engine_stats(self, before: Dict[str, float], after: Dict[str, float]) -> Dict[str, float]:
         """This collect's engine counters (logged as collect/engine_*)."""

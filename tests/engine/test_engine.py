@@ -111,6 +111,7 @@ def test_engine_search_equals_lzlite_search(game, rule):
             np.testing.assert_array_equal(out.qvalues[0], rec.qvalues[t])
             np.testing.assert_allclose(out.improved_policy[0], rec.improved_policy[t], rtol=1e-6, atol=1e-7)
             np.testing.assert_array_equal(out.predicted_value[0], rec.predicted_value[t])
+            np.testing.assert_allclose(out.root_prior[0], rec.root_prior[t], rtol=1e-5, atol=1e-7)
             assert int(out.action[0]) == int(rec.action[t])
             _, done = g.step(state, [int(rec.action[t])])
             checked += 1
@@ -305,6 +306,7 @@ def test_latent_model_search_equals_lzlite_search(rule):
             out = search(adapter, root, cfg, np.random.default_rng(0), temperature=0.0, add_noise=False)
             np.testing.assert_array_equal(out.visit_counts[0], rec.visit_counts[t])
             np.testing.assert_allclose(out.root_value[0], rec.root_value[t], rtol=1e-6, atol=1e-7)
+            np.testing.assert_allclose(out.root_prior[0], rec.root_prior[t], rtol=1e-5, atol=1e-7)
             assert int(out.action[0]) == int(rec.action[t])
             g.step(state, [int(rec.action[t])])
     with pytest.raises(ValueError, match="infer_cache must be 0"):

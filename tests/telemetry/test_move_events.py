@@ -24,15 +24,21 @@ def one_torch_thread():
     torch.set_num_threads(before)
 
 
-def _parts(algo, **overrides):
-    parts = build_components(compile_config(*tiny_config(algo, **overrides), seed=0))
+def _parts(algo, collector=None, **overrides):
+    main, create = tiny_config(algo, **overrides)
+    if collector:
+        create["collector"] = dict(type=collector)
+    parts = build_components(compile_config(main, create, seed=0))
     torch.manual_seed(0)
     return parts
 
 
-@pytest.mark.parametrize("algo", ["alphazero", "muzero"])
-def test_a_hook_changes_no_game_and_sees_the_first_games_whole(algo):
-    plain, watched = _parts(algo), _parts(algo)
+@pytest.mark.parametrize("algo, collector", [("alphazero", None), ("muzero", None), ("alphazero", "engine_collector"),
+                                             ("muzero", "engine_collector")])
+def test_a_hook_changes_no_game_and_sees_the_first_games_whole(algo, collector):
+    """The lock-step collector reports each move as it is played; the engine's collector from its records after
+    the window (the same events, later)."""
+    plain, watched = _parts(algo, collector), _parts(algo, collector)
     events = []
     hook = MoveHook(2, events.append)
     for call in range(2):
@@ -57,6 +63,7 @@ def test_a_hook_changes_no_game_and_sees_the_first_games_whole(algo):
             assert isinstance(e, MoveEvent) and e.rows == e.cols == 3 and len(e.cells) == 9
             assert e.legal == [c for c in range(9) if e.cells[c] == -1]  # tic-tac-toe: the empty cells
             assert sum(e.visits) == 8 and len(e.q) == len(e.prior) == len(e.legal)
+            assert abs(sum(e.prior) - 1.0) < 1e-4 and min(e.prior) >= 0.0  # the root prior over the legal moves
             assert e.to_play == e.ply % 2 and e.action in e.legal
 
 
