@@ -108,11 +108,14 @@ def local_batch(batch_size: int, world_size: int) -> int:
 
 
 def headline(stats: Dict[str, float]) -> Dict[str, float]:
-    """The evaluation numbers the progress bar shows (win / loss rates, mean return, optimal-move rate)."""
+    """The evaluation numbers the progress bar shows: win and loss rates against each bot as first and as second
+    player (``alpha_beta_win_1st``), the mean return, the optimal-move rate."""
     keep = {}
     for k, v in stats.items():
-        if k.endswith(("/win", "/loss")) or k in ("mean_return", "optimal_move_rate"):
-            keep[k.replace("/", "_")] = round(v, 3)
+        if k.endswith(("/win_as_first", "/loss_as_first", "/win_as_second", "/loss_as_second")):
+            keep[k.replace("/", "_").replace("_as_first", "_1st").replace("_as_second", "_2nd")] = round(v, 3)
+        elif k in ("mean_return", "optimal_move_rate"):
+            keep[k] = round(v, 3)
     return keep
 
 

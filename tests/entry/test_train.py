@@ -200,6 +200,8 @@ def test_eval_command_line(tmp_path, capsys):
                       "--bots", "perfect", "rule"]) == 0
     lines = dict(line.split() for line in capsys.readouterr().out.strip().splitlines())
     assert {"perfect/win", "perfect/loss", "rule/draw"} <= set(lines)
+    for bot in ("perfect", "rule"):  # each side on its own line too
+        assert {f"{bot}/{r}_as_{side}" for r in ("win", "loss") for side in ("first", "second")} <= set(lines)
     # the perfect tic-tac-toe player never loses
     assert float(lines["perfect/win"]) == 0.0
     assert abs(sum(float(lines[f"rule/{r}"]) for r in ("win", "draw", "loss")) - 1.0) < 1e-6
@@ -210,6 +212,16 @@ def test_eval_command_line(tmp_path, capsys):
     assert eval_main(["--cfg", cfg, "--ckpt", ckpt, "--bots", "alphabeta"]) == 2
     err = capsys.readouterr().err
     assert "unknown bot kind 'alphabeta'" in err and "did you mean 'alpha_beta'?" in err
+
+
+def test_the_progress_bar_shows_each_side():
+    from lzlite.worker.run import headline
+
+    stats = {"alpha_beta/games": 40.0, "alpha_beta/win": 0.5, "alpha_beta/loss": 0.4, "alpha_beta/win_as_first": 0.9,
+             "alpha_beta/loss_as_first": 0.05, "alpha_beta/win_as_second": 0.1, "alpha_beta/loss_as_second": 0.75,
+             "optimal_move_rate": 0.91234}
+    assert headline(stats) == {"alpha_beta_win_1st": 0.9, "alpha_beta_loss_1st": 0.05, "alpha_beta_win_2nd": 0.1,
+                               "alpha_beta_loss_2nd": 0.75, "optimal_move_rate": 0.912}
 
 
 def test_each_evaluation_keeps_the_weights_it_scored(tmp_path):
