@@ -8,7 +8,8 @@ the same number of env steps from scratch, as `python -m lzlite.entry` does, wit
 (``--games`` games per collect in every mode; the rate limiter's least band is one such collect's learner steps) and
 no evaluation until the final one. Printed per mode: env steps/s and learner steps/s (wall, start to end, the
 actors' start-up included), their ratios to the synchronous loop, the achieved replay ratio, the mean / max
-policy lag (learner steps), the learner's idle fraction and where the actors spend their time. Modes ending in
+policy lag (learner steps), the learner's idle fraction (``idle``: of the whole run; ``idle*``: from the moment its
+buffer first held a batch, the actors' start-up left out) and where the actors spend their time. Modes ending in
 ``e`` (``0e``, ``1e``) collect with the self-play engine (``engine_collector``, inference cache on) instead of the
 lock-step collector: the engine in the synchronous loop, and in the actor.
 
@@ -167,7 +168,7 @@ def main() -> None:
         print(f"\nConnect Four AlphaZero (default net), {args.env_steps} env steps per mode, {args.games} games per "
               f"collect, {os.cpu_count()} CPUs")
         print(f"{'mode':<25}{'env st/s':>10}{'x sync':>8}{'learn st/s':>11}{'x sync':>8}{'ratio':>8}{'lag mean':>9}"
-              f"{'lag max':>8}{'idle':>7}{'act play':>9}{'act pause':>10}{'act send':>9}")
+              f"{'lag max':>8}{'idle':>7}{'idle*':>7}{'act play':>9}{'act pause':>10}{'act send':>9}")
         for mode, s in rows.items():
             actors = int(mode.rstrip("e"))
             name = "synchronous" if actors == 0 else f"learner+{actors} actor" + ("s" if actors > 1 else "")
@@ -177,7 +178,8 @@ def main() -> None:
             print(f"{name:<25}{s['env_steps_per_s']:>10.1f}{rel('env_steps_per_s'):>8.2f}"
                   f"{s['learner_steps_per_s']:>11.2f}{rel('learner_steps_per_s'):>8.2f}{ratio:>8.3f}"
                   f"{s.get('policy_lag_mean', 0):>9.1f}{s.get('policy_lag_max', 0):>8.0f}"
-                  f"{s.get('learner_idle_fraction', nan):>7.2f}{s.get('actor_play_fraction', nan):>9.2f}"
+                  f"{s.get('learner_idle_fraction', nan):>7.2f}"
+                  f"{s.get('learner_idle_fraction_after_first_batch', nan):>7.2f}{s.get('actor_play_fraction', nan):>9.2f}"
                   f"{s.get('actor_paused_fraction', nan):>10.2f}{s.get('actor_send_wait_fraction', nan):>9.2f}")
         if args.flood_actors:
             f = flood(cfg_paths[False], args.flood_actors, args.flood_s)

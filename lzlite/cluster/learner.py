@@ -275,6 +275,7 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
     last_eval: Dict[str, float] = {}
     lstats: Dict[str, float] = {}
     idle_s = publish_s = 0.0
+    ready_idle_s, t_ready = 0.0, None  # idle time once the buffer first held a batch, and when that was
     t_start = last_log = time.perf_counter()
     window = dict(t=t_start, idle=0.0, steps=learner.train_iter, env=env_steps)
     stopped = False
@@ -338,6 +339,8 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
             else:
                 publisher.state = (wire.Control.PAUSE if limiter.should_pause(
                     steps, new_env, publisher.state == wire.Control.PAUSE) else wire.Control.RUN)
+            if all_ready and t_ready is None:
+                t_ready = time.perf_counter()
             if all_ready and limiter.can_train(steps, new_env):
                 batch = buffer.sample(batch_size, run.sample_rng, reanalyze_fn=reanalyze, bootstrap_fn=bootstrap)
                 if augment is not None:
@@ -363,6 +366,8 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
                 except queue.Empty:
                     pass
                 idle_s += time.perf_counter() - t0
+                if all_ready:
+                    ready_idle_s += time.perf_counter() - t0
             now = time.perf_counter()
             if now - last_log >= LOG_EVERY_S:
                 last_log = now
@@ -381,6 +386,7 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
                               dict(iter=learner.train_iter, loss=lstats.get("loss", float("nan")),
                                    ratio=stats["achieved_replay_ratio"], idle=stats["learner_idle_fraction"],
                                    **headline(last_eval)))
+        t_loop_end = time.perf_counter()
         stopped = stopped or bool(ddp.ddp_all_reduce_sum(int(should_stop())))  # a signal in the last step
         publisher.state = wire.Control.STOP
         collector.episodes = accepted
@@ -397,6 +403,8 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
                      learner_steps_per_s=(learner.train_iter - steps0) / max(elapsed, 1e-9),
                      achieved_replay_ratio=(learner.train_iter - steps0) / max(new_env, 1),
                      learner_idle_fraction=idle_s / max(elapsed, 1e-9),
+                     learner_idle_fraction_after_first_batch=(ready_idle_s / max(t_loop_end - t_ready, 1e-9)
+                                                    if t_ready is not None else float("nan")),
                      learner_publish_fraction=publish_s / max(elapsed, 1e-9), episodes=accepted,
                      dropped=sum(receiver.drop_counts().values()), policy_lag_mean=lag_total / max(ingested, 1),
                      policy_lag_max=lag_max, bytes_per_episode=ingest_bytes / max(ingested, 1),

@@ -84,6 +84,8 @@ def test_learner_and_two_actors_hold_the_ratio_and_survive_killed_actors(tmp_pat
     assert s["env_steps"] >= 3000 and s["dropped"] == 0  # no malformed (half-sent) episode ever arrived
     assert abs(s["achieved_replay_ratio"] - 0.25) <= 0.25 * 0.1 + 128 / s["env_steps"]
     assert max(back_s) < 10.0  # (5 s is the target on an idle machine; the default run shares 2 cores)
+    # idle shares: the whole run's counts the wait for the first episodes, which the later one leaves out
+    assert 0.0 <= s["learner_idle_fraction_after_first_batch"] < 1.0 and 0.0 < s["learner_idle_fraction"] < 1.0
     assert "exited with -9; restarting" in sup_log.read_text()
     weights = torch.load(run_dir / "weights" / "latest.pt", weights_only=True)
     assert weights["weights_version"] == s["train_iter"]
