@@ -16,6 +16,11 @@ outside the ``infer`` callback), and the mean fill of the engine's batches.
     python benchmarks/bench_engine.py                          # 64 and 256 games, 1 and 2 threads, cache off / on
     python benchmarks/bench_engine.py --games 64 --simulations 25 --threads 1   # a quicker run
     python benchmarks/bench_engine.py --algo gumbel_muzero --simulations 16     # the latent-model engine (no cache)
+    python benchmarks/bench_engine.py --ckpt runs/connect4_alphazero/ckpt/iteration_10000.pt   # a trained network
+
+An untrained network's priors are uniform and its values zero (the last layers start at zero), so its searches
+spread wider and meet fewer positions twice than a trained one's: ``--ckpt`` loads a run's weights (an AlphaZero
+checkpoint of the default net) for the cache figures training sees.
 """
 from __future__ import annotations
 
@@ -23,12 +28,13 @@ import argparse
 import copy
 import functools
 import time
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import torch
 
 from lzlite.config import compile_config, extend_base, load_config_file
 from lzlite.entry.loop import build_components
+from lzlite.worker.checkpoint import load_checkpoint
 
 CACHE_ENTRIES = 1 << 18  # positions: far more than one collect visits
 
@@ -69,8 +75,11 @@ def time_calls(model: torch.nn.Module, names: List[str]) -> List[float]:
     return spent
 
 
-def run(algo: str, games: int, simulations: int, collector: str, threads: int = 1, cache: int = 0) -> Dict[str, float]:
+def run(algo: str, games: int, simulations: int, collector: str, threads: int = 1, cache: int = 0,
+        weights: Optional[Dict[str, Any]] = None) -> Dict[str, float]:
     parts = components(algo, games, simulations, collector, threads, cache)
+    if weights is not None:
+        parts["policy"].load_state_dict(weights)
     col = parts["collector"]
     col.collect(n_episode=2)  # warm-up: torch's first calls, the engine's threads and arenas
     names = ["forward"] if algo == "alphazero" else ["initial_inference", "recurrent_inference"]
@@ -93,21 +102,27 @@ def main() -> None:
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--simulations", type=int, default=100, help="default: the AlphaZero config's 100")
     ap.add_argument("--algo", choices=["alphazero", "gumbel_muzero"], default="alphazero")
+    ap.add_argument("--ckpt", help="play with this checkpoint's weights (a run of the AlphaZero config; default: "
+                                   "an untrained network)")
     args = ap.parse_args()
+    if args.ckpt and args.algo != "alphazero":
+        ap.error("--ckpt takes a checkpoint of zoo/connect4/alphazero_config.py (--algo alphazero)")
+    weights = load_checkpoint(args.ckpt)["policy"] if args.ckpt else None
     torch.set_num_threads(1)
     caches = (0, CACHE_ENTRIES) if args.algo == "alphazero" else (0,)  # a learned model's leaves are not positions
     header = (f"{'collector':<18}{'games':>6}{'threads':>8}{'cache':>6}{'moves':>7}{'pos/s':>9}{'pos/CPU s':>10}"
               f"{'speedup':>8}{'hit rate':>9}{'outside net':>12}{'batch fill':>11}")
-    print(f"Connect Four {args.algo}, 2x64 conv net, {args.simulations} simulations, one collect per row")
+    print(f"Connect Four {args.algo}, 2x64 conv net ({args.ckpt or 'untrained'}), {args.simulations} simulations, "
+          f"one collect per row")
     print(header)
     print("-" * len(header))
     for games in args.games:
-        base = run(args.algo, games, args.simulations, "episode_collector")
+        base = run(args.algo, games, args.simulations, "episode_collector", weights=weights)
         rows = [("lock-step", 1, "-", base)]
         for threads in args.threads:
             for cache in caches:
                 rows.append(("engine", threads, "on" if cache else "off",
-                             run(args.algo, games, args.simulations, "engine_collector", threads, cache)))
+                             run(args.algo, games, args.simulations, "engine_collector", threads, cache, weights)))
         for name, threads, cache, r in rows:
             print(f"{name:<18}{games:>6}{threads:>8}{cache:>6}{int(r['positions']):>7}{r['pos_s']:>9.1f}"
                   f"{r['pos_cpu_s']:>10.1f}{r['pos_s'] / base['pos_s']:>8.2f}{r['hit_rate']:>9.2f}"
