@@ -1,9 +1,10 @@
 """An actor: plays games with the config's collector and the latest published weights, PUSHes each episode.
 
 The actor runs whichever collector the config names and only calls ``collector.collect(...)``; new weights are
-loaded between collects and between moves (in the collect's ``progress`` callback, which runs after a move and
-before the next search), never inside a search, followed by ``collector.weights_updated()`` when the collector
-has one. Weights come from the learner's weights file (a stat poll: the file is replaced atomically) or, with no
+loaded between collects and, for collectors whose ``progress`` callback runs between searches
+(``progress_between_searches``: the lock-step collectors), between moves too; never inside a search (the engine
+collector's searches are always under way, so its actor loads weights between collects only). Then
+``collector.weights_updated()`` when the collector has one. Weights come from the learner's weights file (a stat poll: the file is replaced atomically) or, with no
 file, from the learner's PUB socket. A learner that goes quiet (no heartbeat for ``learner_timeout_s``) makes the
 actor stop playing and wait: ZeroMQ reconnects by itself, and at most one collect's episodes wait to be sent.
 """
@@ -204,10 +205,12 @@ class Actor:
                     break
                 v_min = v_max = self.version
 
+                swap_inside = getattr(self.collector, "progress_between_searches", True)  # (a user's collector)
+
                 def between_moves(_moves: int) -> None:
                     nonlocal v_max
                     self._poll_learner()
-                    if self._maybe_swap_weights():
+                    if swap_inside and self._maybe_swap_weights():
                         v_max = self.version
                     if self.control == wire.Control.PAUSE:
                         self._wait_while_paused()

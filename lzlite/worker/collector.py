@@ -35,6 +35,9 @@ class Collector:
         rng: generator for root noise and action sampling.
     """
 
+    # ``collect``'s ``progress`` is called between searches: a caller may load new weights there (an actor does)
+    progress_between_searches = True
+
     @staticmethod
     def default_config() -> EasyDict:
         return EasyDict(dict(

@@ -44,6 +44,10 @@ class EngineCollector:
         rng: seeds each collect's games (so ``--resume`` replays a dropped collect).
     """
 
+    # ``progress`` comes from inside the network calls, with most games' searches under way: a caller must not
+    # load new weights there (an actor loads them between collects instead)
+    progress_between_searches = False
+
     @staticmethod
     def default_config() -> EasyDict:
         cfg = Collector.default_config()  # the same game keys: a config switches collectors by name alone
@@ -124,7 +128,8 @@ class EngineCollector:
             train_iter: learner step, for the temperature schedule.
             should_stop: asked before every network call; once it returns True the games in progress are
                 abandoned and the call returns no segments (the training loop drops such a collect whole).
-            progress: called after every network call with the moves finished games hold so far.
+            progress: called before every network call with the moves finished games hold so far (inside the
+                searches: see ``progress_between_searches``).
             on_move: the spectator hook of the collector contract: a ``MoveEvent`` for every move of this call's
                 first ``on_move.games`` games (board games). The engine plays in C++, so the events come from its
                 records once the games have ended, each game's moves in order, not as they are played.

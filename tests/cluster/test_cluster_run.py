@@ -277,3 +277,54 @@ def test_the_learner_and_its_actor_report_to_redis(tmp_path, redis_server):
     assert actor["actor"] == 0 and actor["env_steps"] > 0 and actor["weights_version"] > 0
     games = [json.loads(fields["event"]) for _, fields in client.xrange(f"lzlite:run:{run}:games")]
     assert games and all(g["game_id"].startswith("actor0-") for g in games)  # spectated games come from the actor
+
+
+@pytest.mark.parametrize("collector, swaps_inside", [("episode_collector", True), ("engine_collector", False)])
+def test_an_actor_loads_weights_between_searches_only(collector, swaps_inside):
+    """New weights arriving during a collect: the lock-step collector's actor loads them between moves; the engine
+    collector's searches are always under way, so its actor waits for the end of the collect (and every episode
+    it sends names one weights version)."""
+    from lzlite.cluster.actor import Actor, derived_ports
+
+    main, create = tiny_config("alphazero", exp_name="tiny_swap", n_episode=4, collector_env_num=4)
+    create["collector"] = dict(type=collector)
+    cfg = compile_config(main, create, seed=0)
+    address = f"tcp://127.0.0.1:{free_port()}"
+    ctx = zmq.Context()
+    pull = ctx.socket(zmq.PULL)
+    pull.bind(derived_ports(address)[0])
+    actor = Actor(cfg, address, actor_id=0)
+    try:
+        actor.control, actor.heard_at, actor.version = wire.Control.RUN, time.monotonic() + 3600, 0
+        new = {k: v + 0.01 for k, v in actor.policy.state_dict()["model"].items()}
+        seen = []
+        collect = actor.collector.collect
+
+        def watched_collect(**kwargs):
+            progress = kwargs["progress"]
+
+            def on_progress(moves):
+                if actor.version == 0 and actor.pending_weights is None:  # version 7 is published mid-collect
+                    actor.pending_weights = new
+                    actor.pending_meta = dict(version=7, published_at=time.time(), learner_instance=1)
+                progress(moves)
+                seen.append(actor.version)
+
+            return collect(**dict(kwargs, progress=on_progress))
+
+        actor.collector.collect = watched_collect
+        assert actor.run(max_collects=1) == 4
+        assert seen and (7 in seen) == swaps_inside
+        versions = set()
+        while pull.poll(100):
+            msg = wire.decode(pull.recv(), 1 << 26)
+            if msg.kind == wire.Kind.EPISODE:
+                versions.add((msg.meta["version_min"], msg.meta["version_max"]))
+        assert versions == ({(0, 7)} if swaps_inside else {(0, 0)})
+        assert swaps_inside or actor._maybe_swap_weights() and actor.version == 7  # taken before the next collect
+    finally:
+        actor.push.close(0)
+        actor.sub.close(0)
+        actor.ctx.term()
+        pull.close(0)
+        ctx.term()
