@@ -96,6 +96,9 @@ class GameSegment:
             )
         self.action_space_size = int(action_space_size)
         self.game_segment_length = None if game_segment_length is None else int(game_segment_length)
+        # the learner step (weights version) a collector was given when it played this segment's first move, set
+        # by collectors whose segments run on across collect calls; None: within the collect that returned it
+        self.played_from: Optional[int] = None
         self._obs: List[np.ndarray] = []
         self._action: List[int] = []
         self._reward: List[float] = []

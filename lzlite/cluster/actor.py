@@ -14,7 +14,7 @@ import os
 import random
 import signal
 import time
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 import torch
@@ -37,6 +37,15 @@ def derived_ports(address: str) -> tuple:
     if not port.isdigit() or not 1 <= int(port) <= 65534:
         raise ConfigError(f"--learner port must be in [1, 65534], got {port!r}")
     return f"tcp://{host}:{port}", f"tcp://{host}:{int(port) + 1}"
+
+
+def episode_versions(seg: Any, v_min: int, v_max: int) -> Tuple[int, int]:
+    """(oldest, newest) weights version of a segment returned by a collect that played with versions v_min..v_max; a
+    segment begun in an earlier collect (``seg.played_from``: UniZero's run on across calls) reaches back to it."""
+    oldest = min(v_min, v_max)
+    if seg.played_from is not None:
+        oldest = min(oldest, int(seg.played_from))
+    return oldest, max(v_min, v_max)
 
 
 class Actor:
@@ -226,7 +235,7 @@ class Actor:
                     break  # a collect cut short is dropped whole
                 for seg in segments:
                     frame = wire.encode_episode(seg, self.actor_id, self.instance, self.episode_seq,
-                                                min(v_min, v_max), max(v_min, v_max))
+                                                *episode_versions(seg, v_min, v_max))
                     if not self._send(frame):
                         break
                     self.episode_seq += 1

@@ -69,6 +69,7 @@ class SegmentCollector(Collector):
         self.num_padding = int(cfg.get("num_unroll_steps", 0)) + int(cfg.get("td_steps", 1))
         n = venv.num_envs
         self._started = False
+        self._train_iter = 0  # the train_iter of the collect call under way (segments record where they began)
         self._current: List[Optional[PaddedGameSegment]] = [None] * n
         self._tails: List[List[PaddedGameSegment]] = [[] for _ in range(n)]
         self._ply = np.zeros(n, dtype=np.int64)
@@ -77,7 +78,9 @@ class SegmentCollector(Collector):
         self._next_game_id = n
 
     def _new_segment(self) -> PaddedGameSegment:
-        return PaddedGameSegment(self.venv.num_actions, self.segment_length, self.num_padding)
+        seg = PaddedGameSegment(self.venv.num_actions, self.segment_length, self.num_padding)
+        seg.played_from = self._train_iter  # segments run on across calls: whose weights began it
+        return seg
 
     def collect(self, n_episode: Optional[int] = None, train_iter: int = 0, num_segments: Optional[int] = None,
                 should_stop: Optional[Callable[[], bool]] = None,
@@ -104,6 +107,7 @@ class SegmentCollector(Collector):
         want = int(num_segments or self.cfg.num_segments)
         if want < 1:
             raise ValueError(f"num_segments must be >= 1, got {want}")
+        self._train_iter = int(train_iter)
         if not self._started:
             venv.reset()
             self._random_opening(np.arange(venv.num_envs))  # the episode collector's seam (random_opening_plies)

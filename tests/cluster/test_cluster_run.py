@@ -328,3 +328,21 @@ def test_an_actor_loads_weights_between_searches_only(collector, swaps_inside):
         actor.ctx.term()
         pull.close(0)
         ctx.term()
+
+
+def test_an_episode_begun_in_an_earlier_collect_carries_that_collects_weights_version():
+    """UniZero's segments run on across collect calls: one closed in the collect played with version 9 but begun in
+    the one played with version 3 is sent as versions (3, 9), so the learner's policy lag counts its oldest moves."""
+    from lzlite.cluster.actor import episode_versions
+
+    parts = build_components(compile_config(*tiny_config("unizero"), seed=0))
+    first, _ = parts["collector"].collect(train_iter=3)
+    second, _ = parts["collector"].collect(train_iter=9)
+    assert {s.played_from for s in first} == {3}
+    carried = [s for s in second if s.played_from == 3]
+    fresh = [s for s in second if s.played_from == 9]
+    assert carried and fresh
+    assert episode_versions(carried[0], 9, 9) == (3, 9) and episode_versions(fresh[0], 9, 9) == (9, 9)
+    # the episode collector plays every game within one call: its segments carry no earlier version
+    segs, _ = build_components(compile_config(*tiny_config("alphazero"), seed=0))["collector"].collect(train_iter=5)
+    assert all(s.played_from is None for s in segs) and episode_versions(segs[0], 4, 5) == (4, 5)
