@@ -24,6 +24,31 @@ __all__ = ["Collector"]
 
 
 
+def report_moves(on_move: MoveHook, game: str, sel: np.ndarray, game_ids: np.ndarray, ply: np.ndarray,
+                 obs: np.ndarray, legal: np.ndarray, to_play: np.ndarray, out: Any, action: np.ndarray,
+                 done: np.ndarray, winner: np.ndarray) -> None:
+    """Give ``on_move`` a MoveEvent for each move played at rows ``sel`` (every collector's spectator events).
+
+    Args:
+        game: the game's registry name.
+        sel: int [k], the rows of the watched moves.
+        game_ids / ply / to_play / action / done / winner: int [B] per row (winner after the move).
+        obs: [B, P, R, C] and legal: bool [B, A], the positions searched; out: their SearchOutput.
+    """
+    if len(sel) == 0:
+        return
+    cells = cells_from_observation(obs[sel], to_play[sel])
+    n_rows, n_cols = obs.shape[-2:]
+    for k, j in enumerate(sel.tolist()):
+        moves = np.flatnonzero(legal[j])
+        on_move(MoveEvent(
+            game_id=str(int(game_ids[j])), game=game, ply=int(ply[j]), rows=int(n_rows), cols=int(n_cols),
+            cells=cells[k].tolist(), to_play=int(to_play[j]), action=int(action[j]), legal=moves.tolist(),
+            visits=out.visit_counts[j, moves].astype(int).tolist(), q=out.qvalues[j, moves].astype(float).tolist(),
+            prior=out.root_prior[j, moves].astype(float).tolist(), root_value=float(out.root_value[j]),
+            done=bool(done[j]), winner=int(winner[j]) if done[j] else -1))
+
+
 @COLLECTOR_REGISTRY.register("episode_collector")
 class Collector:
     """Plays ``n_episode`` games per ``collect`` call with up to ``num_envs`` running at once.
@@ -141,29 +166,6 @@ class Collector:
         out = self.policy.act(self.venv, idx, self.rng, mode="collect", temperature=temperature, **kwargs)
         return out, out.action.copy(), self.policy.policy_target(out)
 
-    def _report_moves(self, on_move: MoveHook, sel: np.ndarray, game_ids: np.ndarray, ply: np.ndarray,
-                      obs: np.ndarray, legal: np.ndarray, to_play: np.ndarray, out: Any, action: np.ndarray,
-                      done: np.ndarray, winner: np.ndarray) -> None:
-        """Give ``on_move`` a MoveEvent for each move just played at rows ``sel`` of this step's batch.
-
-        Args:
-            sel: int [k], the batch rows of the watched games.
-            game_ids / ply / to_play / action / done / winner: int [B] per batch row (winner after the move).
-            obs: [B, P, R, C] and legal: bool [B, A], the positions searched; out: their SearchOutput.
-        """
-        if len(sel) == 0:
-            return
-        cells = cells_from_observation(obs[sel], to_play[sel])
-        game, (n_rows, n_cols) = self.venv.game_name, obs.shape[-2:]
-        for k, j in enumerate(sel.tolist()):
-            moves = np.flatnonzero(legal[j])
-            on_move(MoveEvent(
-                game_id=str(int(game_ids[j])), game=game, ply=int(ply[j]), rows=int(n_rows), cols=int(n_cols),
-                cells=cells[k].tolist(), to_play=int(to_play[j]), action=int(action[j]), legal=moves.tolist(),
-                visits=out.visit_counts[j, moves].astype(int).tolist(), q=out.qvalues[j, moves].astype(float).tolist(),
-                prior=out.root_prior[j, moves].astype(float).tolist(), root_value=float(out.root_value[j]),
-                done=bool(done[j]), winner=int(winner[j]) if done[j] else -1))
-
     def collect(self, n_episode: Optional[int] = None, train_iter: int = 0,
                 should_stop: Optional[Callable[[], bool]] = None,
                 progress: Optional[Callable[[int], None]] = None,
@@ -220,8 +222,9 @@ class Collector:
             records = policy.record_step(venv, idx)  # the policy's extra per-step records: name -> [n, ...]
             rewards, done = venv.step(action, idx)
             if watch:
-                self._report_moves(on_move, np.flatnonzero(game_no[idx] < watch), self.episodes + game_no[idx],
-                                   ply[idx], obs, legal, to_play, out, action, done, venv.winner()[idx])
+                report_moves(on_move, venv.game_name, np.flatnonzero(game_no[idx] < watch),
+                             self.episodes + game_no[idx], ply[idx], obs, legal, to_play, out, action, done,
+                             venv.winner()[idx])
             steps += len(idx)
             for j, i in enumerate(idx.tolist()):
                 if pending[i] is not None:  # close the previous piece: bootstrap from this search

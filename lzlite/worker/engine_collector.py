@@ -23,8 +23,8 @@ from lzlite.config import Range, at_least
 from lzlite.mcts.adapters import AlphaZeroAdapter, LatentModelAdapter
 from lzlite.mcts.types import SearchOutput
 from lzlite.registry import COLLECTOR_REGISTRY
-from lzlite.telemetry.events import MoveEvent, MoveHook, cells_from_observation
-from lzlite.worker.collector import Collector
+from lzlite.telemetry.events import MoveHook
+from lzlite.worker.collector import Collector, report_moves
 
 __all__ = ["EngineCollector"]
 
@@ -149,9 +149,12 @@ class EngineCollector:
         except _Stopped:
             return [], dict(episodes=0.0, env_steps=0.0)
         elapsed = time.perf_counter() - t0
-        segments, returns, lengths = self._segments(records)
+        out = SearchOutput(action=records.action, visit_counts=records.visit_counts, root_value=records.root_value,
+                           qvalues=records.qvalues, improved_policy=records.improved_policy,
+                           root_prior=records.root_prior, predicted_value=records.predicted_value)
+        segments, returns, lengths = self._segments(records, self.policy.policy_target(out))
         if on_move is not None and on_move.games and self.venv.two_player:
-            self._report_moves(on_move, records)
+            self._report_moves(on_move, records, out)
         steps = len(records)
         self.env_steps += steps
         self.episodes += len(returns)
@@ -194,14 +197,11 @@ class EngineCollector:
 
         return infer
 
-    def _segments(self, rec: Any) -> Tuple[List[GameSegment], List[float], List[int]]:
-        """GameSegments of a window's Records (cut every game_segment_length moves, as 'episode_collector' does)."""
+    def _segments(self, rec: Any, target: np.ndarray) -> Tuple[List[GameSegment], List[float], List[int]]:
+        """GameSegments of a window's Records and policy targets [R, A] (cut every game_segment_length moves, as
+        'episode_collector' does)."""
         A = self.venv.num_actions
         seg_len = self.cfg.game_segment_length
-        out = SearchOutput(action=rec.action, visit_counts=rec.visit_counts, root_value=rec.root_value,
-                           qvalues=rec.qvalues, improved_policy=rec.improved_policy,
-                           root_prior=rec.root_prior, predicted_value=rec.predicted_value)
-        target = self.policy.policy_target(out)
         segments: List[GameSegment] = []
         returns: List[float] = []
         lengths: List[int] = []
@@ -221,24 +221,15 @@ class EngineCollector:
             lengths.append(rows.stop - rows.start)
         return segments, returns, lengths
 
-    def _report_moves(self, on_move: MoveHook, rec: Any) -> None:
+    def _report_moves(self, on_move: MoveHook, rec: Any, out: SearchOutput) -> None:
         """``on_move`` a MoveEvent for each move of the window's first ``on_move.games`` games (in the order they
         started; game ids count this collector's episodes, as the lock-step collector's do)."""
-        game, (n_rows, n_cols) = self.venv.game_name, rec.obs.shape[-2:]
-        for g, rows in enumerate(rec.games()):
-            if g >= on_move.games:
-                break
-            cells = cells_from_observation(rec.obs[rows], rec.to_play[rows])
-            for k, t in enumerate(range(rows.start, rows.stop)):
-                moves = np.flatnonzero(rec.legal_mask[t])
-                done = t == rows.stop - 1
-                on_move(MoveEvent(
-                    game_id=str(self.episodes + g), game=game, ply=k, rows=int(n_rows), cols=int(n_cols),
-                    cells=cells[k].tolist(), to_play=int(rec.to_play[t]), action=int(rec.action[t]),
-                    legal=moves.tolist(), visits=rec.visit_counts[t, moves].astype(int).tolist(),
-                    q=rec.qvalues[t, moves].astype(float).tolist(), prior=rec.root_prior[t, moves].astype(float).tolist(),
-                    root_value=float(rec.root_value[t]), done=done,
-                    winner=int(rec.game_winner[g]) if done else -1))
+        starts = rec.game_start[:min(on_move.games, rec.num_games) + 1]
+        game = np.repeat(np.arange(len(starts) - 1), np.diff(starts))  # each watched row's game
+        rows = np.arange(starts[-1])
+        last = rows == starts[game + 1] - 1
+        report_moves(on_move, self.venv.game_name, rows, self.episodes + game, rows - starts[game], rec.obs,
+                     rec.legal_mask, rec.to_play, out, rec.action, last, rec.game_winner[game])
 
     def _engine_stats(self, before: Dict[str, float], after: Dict[str, float]) -> Dict[str, float]:
         """This collect's engine counters (logged as collect/engine_*)."""

@@ -30,7 +30,7 @@ from lzlite.buffer.unizero_buffer import PaddedGameSegment
 from lzlite.config import Range, at_least
 from lzlite.registry import COLLECTOR_REGISTRY
 from lzlite.telemetry.events import MoveHook
-from lzlite.worker.collector import Collector
+from lzlite.worker.collector import Collector, report_moves
 
 __all__ = ["SegmentCollector"]
 
@@ -129,8 +129,8 @@ class SegmentCollector(Collector):
             out, action, target = self._search_step(idx, self._ply, temperature)
             rewards, done = venv.step(action, idx)
             if len(watched):
-                self._report_moves(on_move, watched, self._game_ids, self._ply, obs, legal, to_play, out, action, done,
-                                   venv.winner())
+                report_moves(on_move, venv.game_name, watched, self._game_ids, self._ply, obs, legal, to_play, out,
+                             action, done, venv.winner())
             final_obs = venv.observe()  # the state after the move (terminal boards / last CartPole obs)
             steps += len(idx)
             for i in idx.tolist():
