@@ -15,7 +15,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 @pytest.mark.slow
 @pytest.mark.parametrize("config, entry, max_env_step", [
-    ("config.py", train_alphazero, None),  # the default experiment: ~1 min
+    ("config.py", train_alphazero, None),  # the default experiment: ~3 min
     ("muzero_config.py", train_muzero, None),  # ~15 min
     ("gumbel_muzero_config.py", train_muzero, None),  # ~15 min; the bar holds from 26k (docs/results.md)
     ("rezero_config.py", train_rezero, 34000),  # ~15 min; the bar holds from 28k (docs/results.md)
