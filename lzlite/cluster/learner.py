@@ -392,6 +392,9 @@ def run_learner(run: RunSetup, should_stop: Callable[[], bool], bind_host: str =
         collector.episodes = accepted
         if not stopped:
             publish_s += _publish(run, publisher, path)
+        # the final state: the periodic write above may predate the last learner steps and publish
+        logger.status(env_steps=env_steps, train_iter=learner.train_iter, buffer_size=buffer.num_transitions,
+                      weights_version=publisher.version)
         if rank == 0:
             if not stopped:
                 last_eval = evaluate_run(evaluator, logger, run.ckpt_dir, policy, learner, env_steps, run.best)
