@@ -47,6 +47,7 @@ def main(argv=None) -> int:
     scalars = read_scalars(tb)
     bars = [parse_bar(b) for b in args.bar]
     tags = args.tags or [t for t, _, _ in bars] or [t for t in scalars if t.startswith("eval/")]
+    tags = tags + [t for t, _, _ in bars if t not in tags]  # a bar's tag is printed too, after the asked ones
     missing = [t for t in tags if t not in scalars]
     if missing:
         print(f"tags not in the log: {missing}; available: {sorted(scalars)}", file=sys.stderr)
