@@ -37,6 +37,8 @@ _EPILOG = """examples:
   python -m lzlite.entry --cfg zoo/tictactoe/config.py --resume      # continue the last checkpoint
   torchrun --nproc_per_node=2 -m lzlite.entry --cfg zoo/tictactoe/config.py   # DDP learner
   python -m lzlite.entry --cfg zoo/tictactoe/config.py --actors 2     # a learner and 2 actor processes
+  python -m lzlite.entry --cfg zoo/connect4/alphazero_config.py --actors 0 --collector episode_collector
+                                                  # the same recipe in one process, lock-step collection
   python -m lzlite.entry --cfg FILE --role learner                     # a learner that actors join:
   python -m lzlite.entry --cfg FILE --role actor --learner tcp://HOST:5555
 
@@ -82,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-train-iter", type=_positive_int, default=None, metavar="N",
                    help="stop after N learner updates")
     p.add_argument("--entry", default=None, metavar="NAME", help="entry function to run (overrides the config)")
+    p.add_argument("--collector", default=None, metavar="NAME",
+                   help="collector to play the games with (overrides create_config.collector.type), e.g. "
+                        "episode_collector (lock-step) or engine_collector (docs/engine.md)")
     p.add_argument("--run-dir", default=None, metavar="DIR",
                    help="where logs, checkpoints and the resolved config go (default: runs/<exp_name>)")
     p.add_argument("--resume", action="store_true", help="continue from the last checkpoint in the run dir")
@@ -157,7 +162,8 @@ def _resume_command(args: argparse.Namespace) -> str:
     """The command line that continues this run: its own options, with --resume instead of --force."""
     words = ["--cfg", args.cfg]
     for flag, value in (("--seed", args.seed), ("--max-env-step", args.max_env_step),
-                        ("--max-train-iter", args.max_train_iter), ("--entry", args.entry), ("--run-dir", args.run_dir),
+                        ("--max-train-iter", args.max_train_iter), ("--entry", args.entry),
+                        ("--collector", args.collector), ("--run-dir", args.run_dir),
                         ("--device", args.device), ("--redis", args.redis), ("--actors", args.actors),
                         ("--role", args.role)):
         if value is not None:
@@ -187,6 +193,10 @@ def main(argv: Optional[List[str]] = None) -> int:
                 main_config = dict(main_config, logger=dict(logger or {}, redis_url=args.redis))
         if args.actors is not None:
             main_config = dict(main_config, policy=dict(main_config.get("policy") or {}, num_actors=args.actors))
+        if args.collector is not None:
+            collector = create_config.get("collector")
+            if collector is None or isinstance(collector, dict):  # (any other value: compile_config names the bad key)
+                create_config = dict(create_config, collector=dict(collector or {}, type=args.collector))
         name = resolve_entry_name(main_config, create_config, args.entry)
         fn = get_entry(name)
         kwargs = dict(seed=args.seed, max_env_step=args.max_env_step, max_train_iter=args.max_train_iter,

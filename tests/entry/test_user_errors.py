@@ -118,3 +118,16 @@ def test_lzlite_debug_brings_the_traceback_back(files, tmp_path, monkeypatch, ca
     monkeypatch.setenv("LZLITE_DEBUG", "0")
     assert train_cli(["--cfg", cfg, "--run-dir", str(tmp_path / "run")]) == 2
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_collector_flag_picks_the_collector_and_an_unknown_name_is_one_line(files, tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    assert train_cli(["--cfg", files["cfg"], "--collector", "engine_collector", "--max-env-step", "1",
+                      "--run-dir", str(run_dir)]) == 0
+    _, create = load_config_file(str(run_dir / "config.py"))
+    assert create["collector"]["type"] == "engine_collector"  # the resolved config (and so its actors) plays so
+    capsys.readouterr()
+    assert train_cli(["--cfg", files["cfg"], "--collector", "engine_colector", "--max-env-step", "1",
+                      "--run-dir", str(tmp_path / "bad")]) == 2
+    line = _one_line(capsys.readouterr().err)
+    assert "engine_colector" in line and "engine_collector" in line, line

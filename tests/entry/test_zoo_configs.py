@@ -18,6 +18,8 @@ from lzlite.config import compile_config, load_config_file
 from lzlite.worker.checkpoint import load_checkpoint
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "cluster"))
+from test_wire import free_port  # noqa: E402
 ZOO_CONFIGS = sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "zoo", "*", "*config.py")))
 
 # The tiny budget, set for each key the config's policy has: two games (or segments) per collect, few
@@ -38,6 +40,8 @@ def _tiny_wrapper(zoo_config: str, folder) -> str:
     main, create = load_config_file(os.path.join(ROOT, zoo_config))
     policy_keys = compile_config(main, create, seed=0).policy
     shrink = {k: v for k, v in SHRINK.items() if k in policy_keys}
+    if policy_keys.get("num_actors", 0) > 0:  # a recipe with actors: its learner's ports must be free here
+        shrink["cluster_port"] = free_port()
     path = folder / "tiny_config.py"
     path.write_text(
         f"# {zoo_config} with the tiny budget of tests/entry/test_zoo_configs.py\n"
