@@ -3,8 +3,8 @@
     python benchmarks/bench_async.py                      # Connect Four AlphaZero, default net, ~15 minutes
     python benchmarks/bench_async.py --env-steps 3000 --modes 0,1,2 --flood-s 10
 
-Every mode trains the same config (zoo/connect4/alphazero_config.py, its default network and replay_ratio) for
-the same number of env steps from scratch, as `python -m lzlite.entry` does, with smaller collects
+Every mode trains the same config (zoo/connect4/alphazero_config.py's network, in float32 at replay ratio 0.1 as
+when docs/benchmarks.md's figures were measured) for the same number of env steps from scratch, as `python -m lzlite.entry` does, with smaller collects
 (``--games`` games per collect in every mode; the rate limiter's least band is one such collect's learner steps) and
 no evaluation until the final one. Printed per mode: env steps/s and learner steps/s (wall, start to end, the
 actors' start-up included), their ratios to the synchronous loop, the achieved replay ratio, the mean / max
@@ -52,9 +52,13 @@ def _free_port() -> int:
 
 def _bench_config(tmp: str, games: int, port: int, engine: bool = False) -> str:
     main, create = load_config_file(CONFIG)
+    # the figures in docs/benchmarks.md: float32 and replay ratio 0.1 (the recipe before it took bfloat16 and 0.06)
+    main["policy"].update(learner_dtype="float32", search_dtype="float32", channels_last=False, replay_ratio=0.1)
     if engine:  # the self-play engine with its inference cache, in the loop's collector or the actors'
         create["collector"] = dict(type="engine_collector")
         main["policy"].update(engine_infer_cache=ENGINE_CACHE, engine_batch_size=min(256, games))
+    else:
+        create["collector"] = dict(type="episode_collector")
     # the rate limiter's least band: one collect's learner steps (games x ~30 Connect Four moves x replay_ratio), so
     # the ratio is held that closely over a short run while an actor's burst of episodes does not pause the others
     slack = max(1, round(games * 30 * main["policy"]["replay_ratio"]))
@@ -69,9 +73,7 @@ def _bench_config(tmp: str, games: int, port: int, engine: bool = False) -> str:
 
 def _run(cfg_path: str, env_steps: int, actors: int, run_dir: str) -> dict:
     cmd = [sys.executable, "-m", "lzlite.entry", "--cfg", cfg_path, "--max-env-step", str(env_steps), "--run-dir",
-           run_dir, "--force"]
-    if actors:
-        cmd += ["--actors", str(actors)]
+           run_dir, "--force", "--actors", str(actors)]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH", "")) if p))
     t0 = time.perf_counter()
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO)

@@ -43,6 +43,8 @@ def components(algo: str, games: int, simulations: int, collector: str, threads:
                cache: int = 0) -> Dict[str, Any]:
     if algo == "alphazero":
         main, create = copy.deepcopy(list(load_config_file("zoo/connect4/alphazero_config.py")))
+        # float32 network calls: the figures in docs/benchmarks.md (the recipe itself searches in bfloat16 where it can)
+        main["policy"].update(search_dtype="float32", learner_dtype="float32", channels_last=False)
     else:
         model = dict(observation_shape=[3, 6, 7], action_space_size=7, num_res_blocks=2, num_channels=64,
                      reward_head_channels=16, value_head_channels=16, policy_head_channels=16, fc_reward_layers=[32],

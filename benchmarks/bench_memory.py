@@ -34,7 +34,8 @@ SAMPLES: List[Tuple[int, float, int]] = []  # (env steps so far, RSS in MB, buff
 GAMES = {
     "tictactoe": ("zoo/tictactoe/muzero_config.py", train_muzero, dict()),
     "connect4": ("zoo/connect4/alphazero_config.py", train_alphazero,
-                 dict(num_simulations=25, collector_env_num=32, n_episode=32, lr_schedule="constant")),
+                 dict(num_simulations=25, collector_env_num=32, n_episode=32, lr_schedule="constant",
+                      num_actors=0, engine_infer_cache=0)),  # one process: its own collector samples the RSS
 }
 
 

@@ -21,8 +21,9 @@ from lzlite.distributed.ddp import DistributedError, launched_by_torchrun
 from lzlite.entry import get_entry
 from lzlite.entry.stop import TrainingStopped
 from lzlite.entry.utils import debug_tracebacks
-from lzlite.registry import POLICY_REGISTRY, RegistryError, import_modules
+from lzlite.registry import COLLECTOR_REGISTRY, POLICY_REGISTRY, RegistryError, import_modules
 from lzlite.telemetry.logger import format_summary
+import lzlite.worker  # noqa: F401  (registers the collectors that --collector names)
 from lzlite.worker.checkpoint import CheckpointError
 from lzlite.worker.learner import NonFiniteLossError
 
@@ -149,6 +150,29 @@ def resolve_entry_name(main_config: dict, create_config: dict, override: Optiona
     return entry
 
 
+def swap_collector(main_config: dict, create_config: dict, name: str) -> tuple:
+    """The configs with ``name`` as the collector; policy keys that only the config's own collector reads are dropped
+    (e.g. ``engine_infer_cache`` when an engine recipe is played lock-step), and said so in one line."""
+    collector = create_config.get("collector")
+    if collector is not None and not isinstance(collector, dict):
+        return main_config, create_config  # compile_config names the bad value
+    create_config = dict(create_config, collector=dict(collector or {}, type=name))
+    old = (collector or {}).get("type")
+    policy = main_config.get("policy")
+    if not old or old == name or not isinstance(policy, dict):
+        return main_config, create_config
+    try:
+        old_keys = set(COLLECTOR_REGISTRY.get(old).default_config())
+        new_keys = set(COLLECTOR_REGISTRY.get(name).default_config())
+    except RegistryError:  # a user's collector from import_names, or a misspelt name: compile_config checks it
+        return main_config, create_config
+    dropped = sorted(k for k in policy if k in old_keys - new_keys)
+    if dropped:
+        print(f"lzlite: --collector {name}: leaving out {', '.join(dropped)} (read by {old} only)", file=sys.stderr)
+        main_config = dict(main_config, policy={k: v for k, v in policy.items() if k not in dropped})
+    return main_config, create_config
+
+
 def missing_optional_package(err: Optional[BaseException]) -> Optional[str]:
     """The package of ``OPTIONAL_EXTRAS`` whose absence raised ``err`` (or one of its causes), else None."""
     while err is not None:
@@ -194,9 +218,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         if args.actors is not None:
             main_config = dict(main_config, policy=dict(main_config.get("policy") or {}, num_actors=args.actors))
         if args.collector is not None:
-            collector = create_config.get("collector")
-            if collector is None or isinstance(collector, dict):  # (any other value: compile_config names the bad key)
-                create_config = dict(create_config, collector=dict(collector or {}, type=args.collector))
+            main_config, create_config = swap_collector(main_config, create_config, args.collector)
         name = resolve_entry_name(main_config, create_config, args.entry)
         fn = get_entry(name)
         kwargs = dict(seed=args.seed, max_env_step=args.max_env_step, max_train_iter=args.max_train_iter,

@@ -1,5 +1,5 @@
 """Slow learning checks (run with `python -m pytest -q -m slow tests/entry/test_learning_slow.py`;
-the tic-tac-toe ones take 1-15 minutes each, the Connect Four one about 80).
+the tic-tac-toe ones take 1-15 minutes each, the Connect Four one about 27 on 2 cores).
 
 Each trains a shipped config and checks the bar docs/results.md reports for it.
 """
@@ -31,13 +31,15 @@ def test_tictactoe_reaches_perfect_play(tmp_path, config, entry, max_env_step):
 
 
 @pytest.mark.slow
-def test_connect4_alphazero_beats_alpha_beta(tmp_path):
-    """The shipped Connect Four AlphaZero config (~80 min on one core) wins >= 90% of 200 games against
-    the depth-4 alpha-beta bot (100 as each side) with its 100-simulation greedy search."""
+def test_connect4_alphazero_beats_alpha_beta_from_either_side(tmp_path):
+    """The shipped Connect Four AlphaZero recipe (a learner and one actor on the engine, ~22 min on 2 cores) wins
+    >= 95% of 200 games against depth-4 alpha-beta as first player and as second, with its evaluation search.
+    Its optimal-move rate ends at 0.91-0.925 over two seeds (docs/results.md); the check is AlphaZero's floor there."""
     from lzlite.entry import eval_alphazero
 
     cfg = list(load_config_file(os.path.join(REPO, "zoo", "connect4", "alphazero_config.py")))
     train_alphazero(cfg, seed=0, run_dir=str(tmp_path), progress=False)
-    ev = eval_alphazero(cfg, seed=0, model_path=str(tmp_path / "ckpt" / "last.pt"), num_episodes_each_seed=200,
+    ev = eval_alphazero(cfg, seed=0, model_path=str(tmp_path / "ckpt" / "last.pt"), num_episodes_each_seed=400,
                         bots=["alpha_beta"])
-    assert ev["alpha_beta/win"] >= 0.9, ev
+    assert ev["alpha_beta/win_as_first"] >= 0.95 and ev["alpha_beta/win_as_second"] >= 0.95, ev
+    assert ev["optimal_move_rate"] >= 0.90, ev

@@ -131,3 +131,18 @@ def test_collector_flag_picks_the_collector_and_an_unknown_name_is_one_line(file
                       "--run-dir", str(tmp_path / "bad")]) == 2
     line = _one_line(capsys.readouterr().err)
     assert "engine_colector" in line and "engine_collector" in line, line
+
+
+def test_collector_flag_plays_an_engine_recipe_lock_step(tmp_path, capsys):
+    """Keys only the config's own collector reads are left out, in one line, rather than refused as unknown."""
+    main, create = tiny_config("alphazero", exp_name="engine_recipe", engine_infer_cache=1024)
+    create["collector"] = dict(type="engine_collector")
+    cfg = tmp_path / "engine_recipe.py"
+    cfg.write_text(f"main_config = {main!r}\ncreate_config = {create!r}\n")
+    run_dir = tmp_path / "run"
+    assert train_cli(["--cfg", str(cfg), "--collector", "episode_collector", "--max-env-step", "1",
+                      "--run-dir", str(run_dir)]) == 0
+    assert "leaving out engine_infer_cache (read by engine_collector only)" in capsys.readouterr().err
+    main_run, create_run = load_config_file(str(run_dir / "config.py"))
+    assert create_run["collector"]["type"] == "episode_collector"
+    assert "engine_infer_cache" not in main_run["policy"]

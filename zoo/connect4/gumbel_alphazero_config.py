@@ -7,8 +7,6 @@ from zoo.connect4 import alphazero_config as _alphazero
 
 main_config = deep_update(_alphazero.main_config, dict(
     exp_name="connect4_gumbel_alphazero",
-    # ~65 minutes on one core of the 2-core machine (docs/results.md); the cosine LR schedule spans it
-    max_env_step=100000,
     # all 7 moves considered, sequential halving over the 100 simulations; c_scale as in Gumbel MuZero
     policy=dict(search_rule="gumbel", max_num_considered_actions=7, c_scale=0.1),
 ))
