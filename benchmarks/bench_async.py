@@ -4,7 +4,8 @@
     python benchmarks/bench_async.py --env-steps 3000 --modes 0,1,2 --flood-s 10
 
 Every mode trains the same config (zoo/connect4/alphazero_config.py's network, in float32 at replay ratio 0.1 as
-when docs/benchmarks.md's figures were measured) for the same number of env steps from scratch, as `python -m lzlite.entry` does, with smaller collects
+when docs/benchmarks.md's figures were measured) for the same number of env steps from scratch, as
+`python -m lzlite.entry` does, with smaller collects
 (``--games`` games per collect in every mode; the rate limiter's least band is one such collect's learner steps) and
 no evaluation until the final one. Printed per mode: env steps/s and learner steps/s (wall, start to end, the
 actors' start-up included), their ratios to the synchronous loop, the achieved replay ratio, the mean / max
