@@ -12,6 +12,7 @@ import argparse
 import operator
 import os
 import re
+import struct
 import sys
 from typing import Dict, List, Tuple
 
@@ -25,6 +26,11 @@ def read_scalars(tb_dir: str) -> Dict[str, List[Tuple[float, int, float]]]:
     acc = EventAccumulator(tb_dir, size_guidance={"scalars": 0})
     acc.Reload()
     return {tag: [(e.wall_time, e.step, e.value) for e in acc.Scalars(tag)] for tag in acc.Tags()["scalars"]}
+
+
+def as_logged(x: float) -> float:
+    """``x`` rounded to float32, as TensorBoard stores scalars: a bar of 0.95 must hold for a logged 0.95."""
+    return struct.unpack("f", struct.pack("f", x))[0]
 
 
 def parse_bar(text: str) -> Tuple[str, str, float]:
@@ -65,7 +71,7 @@ def main(argv=None) -> int:
             continue
         minutes = (max(w for w, _ in row.values()) - start) / 60.0
         print(f"{step:>10} {minutes:>8.2f} " + " ".join(f"{row[t][1]:>24.4f}" for t in tags))
-        if met is None and bars and all(_OPS[op](row[t][1], x) for t, op, x in bars):
+        if met is None and bars and all(_OPS[op](row[t][1], as_logged(x)) for t, op, x in bars):
             met = (step, minutes)
     if bars:
         cond = " and ".join(f"{t}{op}{x:g}" for t, op, x in bars)
