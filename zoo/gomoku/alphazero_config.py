@@ -32,7 +32,7 @@ main_config, create_config = extend_base(
             collector_env_num=128,
             n_episode=128,
             batch_size=256,
-            # the actor plays ~50 env steps/s at 100 simulations; 0.15 keeps the learner (~7 steps/s) busy
+            # at 0.15 the learner (~7 steps/s) sets the pace: the actor (~50 env steps/s) waits about half the time
             replay_ratio=0.15,
             replay_buffer_size=100000,
             eval_freq=2000,
